@@ -1,0 +1,37 @@
+# rubicon's developer commands. `make test` is what CI runs.
+GO ?= go
+FUZZTIME ?= 10s
+BENCHCOUNT ?= 10
+
+.PHONY: test lint fuzz bench behaviour demo
+
+## test: lint, the whole test suite under the race detector, the
+## comparison module's tests, and a short fuzzing run.
+test: lint
+	$(GO) test -race ./...
+	cd bench && $(GO) test -race ./...
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
+
+## lint: formatting and go vet, in both modules.
+lint:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+## fuzz: run each fuzz target for FUZZTIME.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) ./retry
+
+## bench: success-path overhead against bare net/http and go-retryablehttp.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./retry
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) .
+
+## behaviour: duplicate side effects under injected faults, rubicon against
+## go-retryablehttp.
+behaviour:
+	cd bench && $(GO) test -run TestBehaviourTable -v -count 1 .
+
+## demo: the quick start's first command.
+demo:
+	$(GO) run ./examples/boundary

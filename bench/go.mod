@@ -1,0 +1,12 @@
+module github.com/rubicon-go/rubicon/bench
+
+go 1.26
+
+require (
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/rubicon-go/rubicon v0.0.0
+)
+
+require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+
+replace github.com/rubicon-go/rubicon => ../

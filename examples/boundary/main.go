@@ -1,0 +1,136 @@
+// Command boundary plays common failures of a paid or mutating API against
+// rubicon's transport on loopback and prints, for each, how many attempts
+// were made, how many requests reached the server, and what the caller
+// learns. Run it with:
+//
+//	go run ./examples/boundary
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+type scenario struct {
+	name   string
+	method string
+	optIn  bool
+	script []faultserver.Step
+}
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "boundary:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out io.Writer) error {
+	scenarios := []scenario{
+		{"refused twice, then 200", "POST", false, []faultserver.Step{faultserver.Do(faultserver.Refuse), faultserver.Do(faultserver.Refuse)}},
+		{"read, then connection reset", "POST", false, []faultserver.Step{faultserver.Do(faultserver.ResetAfterRead)}},
+		{"read, then no answer past the deadline", "POST", false, []faultserver.Step{faultserver.Do(faultserver.Hang)}},
+		{"503 Service Unavailable", "POST", false, []faultserver.Step{faultserver.Status(503)}},
+		{"reset, 503, then 200", "GET", false, []faultserver.Step{faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(503)}},
+		{"reset, then 200 (opted in)", "POST", true, []faultserver.Step{faultserver.Do(faultserver.ResetAfterRead)}},
+		{"429 Retry-After 60s, 1s deadline", "GET", false, []faultserver.Step{faultserver.RetryAfter(429, time.Minute)}},
+	}
+	cfg := retry.DefaultConfig()
+	cfg.Deadline = time.Second
+	cfg.BaseDelay = 10 * time.Millisecond
+	policy, err := retry.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "METHOD\tSERVER DOES\tATTEMPTS\tEFFECTS\tRESULT")
+	var sample error
+	for _, sc := range scenarios {
+		res, err := play(sc, policy)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", sc.method, sc.name, res.attempts, res.effects, res.result)
+		if sample == nil && rubicon.IsAmbiguous(res.err) {
+			sample = res.err
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "EFFECTS counts requests that reached the server's handler: a POST is never")
+	fmt.Fprintln(out, "applied twice unless its operation opted in with an idempotency key.")
+	if sample != nil {
+		fmt.Fprintf(out, "\nAn ambiguous call's error reads:\n  %v\n", sample)
+	}
+	return nil
+}
+
+type result struct {
+	attempts, effects int
+	result            string
+	err               error
+}
+
+func play(sc scenario, policy *retry.Policy) (result, error) {
+	srv, err := faultserver.Start(sc.script...)
+	if err != nil {
+		return result{}, err
+	}
+	defer srv.Close()
+
+	attempts := 0
+	client, err := transport.NewClient(transport.Options{
+		Policy: policy,
+		Observe: func(a transport.Attempt) {
+			attempts++
+			if a.Err != nil && srv.Refusing() {
+				srv.Refused()
+			}
+		},
+	})
+	if err != nil {
+		return result{}, err
+	}
+	defer client.CloseIdleConnections()
+
+	ctx := context.Background()
+	if sc.optIn {
+		ctx = transport.WithMode(ctx, retry.OptedIn)
+	}
+	req, err := http.NewRequestWithContext(ctx, sc.method, srv.URL()+"/v1/orders", strings.NewReader(`{"sku":"A1"}`))
+	if err != nil {
+		return result{}, err
+	}
+	resp, err := client.Do(req)
+	r := result{attempts: attempts, effects: srv.Effects(), err: err}
+	var e *rubicon.Error
+	switch {
+	case err == nil:
+		resp.Body.Close()
+		r.result = fmt.Sprintf("answered %d", resp.StatusCode)
+	case errors.As(err, &e) && e.RetryAfter > 0:
+		r.result = fmt.Sprintf("stopped at once (%s): server asked to wait %s", e.Outcome, e.RetryAfter)
+	case errors.As(err, &e) && e.Outcome == rubicon.Unknown:
+		r.result = "ambiguous: may have been applied, not retried"
+	case errors.As(err, &e):
+		r.result = string(e.Outcome)
+	default:
+		r.result = err.Error()
+	}
+	return r, nil
+}

@@ -1,0 +1,3 @@
+module github.com/rubicon-go/rubicon
+
+go 1.26

@@ -1,0 +1,124 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// A POST whose connection breaks after the server read it is not sent
+// again: the caller learns that the charge may have been applied.
+func ExampleNewClient() {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead))
+	defer srv.Close()
+
+	client, err := transport.NewClient(transport.Options{})
+	if err != nil {
+		panic(err)
+	}
+	_, err = client.Post(srv.URL()+"/v1/charges", "application/json", strings.NewReader(`{"amount":500}`))
+
+	var e *rubicon.Error
+	if errors.As(err, &e) {
+		fmt.Println("phase:", e.Phase)
+		fmt.Println("outcome:", e.Outcome)
+		fmt.Println("attempts:", e.Attempts)
+	}
+	fmt.Println("ambiguous:", rubicon.IsAmbiguous(err))
+	fmt.Println("charges received by the server:", srv.Effects())
+	// Output:
+	// phase: sent
+	// outcome: unknown
+	// attempts: 1
+	// ambiguous: true
+	// charges received by the server: 1
+}
+
+// An operation that the server makes idempotent opts in, by method and
+// path, and is retried with one Idempotency-Key on every attempt.
+func ExampleOperation() {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(503), faultserver.OK())
+	defer srv.Close()
+
+	policy := retry.MustNew(retry.DefaultConfig())
+	client, err := transport.NewClient(transport.Options{
+		Policy:     policy,
+		Operations: []transport.Operation{{Pattern: "POST /v1/orders", Mode: retry.OptedIn}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	resp, err := client.Post(srv.URL()+"/v1/orders", "application/json", strings.NewReader(`{"sku":"A1"}`))
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+
+	keys := map[string]bool{}
+	for _, r := range srv.Requests() {
+		keys[r.Header.Get("Idempotency-Key")] = true
+	}
+	fmt.Println("status:", resp.StatusCode)
+	fmt.Println("attempts:", len(srv.Requests()))
+	fmt.Println("distinct idempotency keys:", len(keys))
+	// Output:
+	// status: 200
+	// attempts: 3
+	// distinct idempotency keys: 1
+}
+
+// A request that never reached the wire is retried whatever its method;
+// here every attempt is refused, and the error says the charge was not
+// applied.
+func ExampleTransport_RoundTrip() {
+	srv, _ := faultserver.Start()
+	addr := srv.Addr()
+	srv.Close() // nothing listens there any more
+
+	tr, err := transport.New(http.DefaultTransport, transport.Options{
+		Policy: retry.MustNew(retry.Config{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", "http://"+addr+"/v1/charges?key=sk_live", strings.NewReader("amount=500"))
+	_, err = tr.RoundTrip(req)
+
+	var e *rubicon.Error
+	errors.As(err, &e)
+	fmt.Println(e.Phase, e.Outcome, e.Attempts, rubicon.SafeToRetry(err))
+	fmt.Println(strings.Contains(e.URL, "sk_live"))
+	// Output:
+	// not_sent not_applied 3 true
+	// false
+}
+
+// A single call can opt in with a key of its own choosing, such as the key
+// of the journal entry that records it.
+func ExampleWithIdempotencyKey() {
+	srv, _ := faultserver.Start(faultserver.Status(502), faultserver.OK())
+	defer srv.Close()
+
+	client, _ := transport.NewClient(transport.Options{})
+	ctx := transport.WithIdempotencyKey(context.Background(), "refund-order-7")
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL()+"/v1/refunds", strings.NewReader(`{"order":7}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	for _, r := range srv.Requests() {
+		fmt.Println(r.Header.Get("Idempotency-Key"))
+	}
+	// Output:
+	// refund-order-7
+	// refund-order-7
+}

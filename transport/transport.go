@@ -1,0 +1,442 @@
+package transport
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/retry"
+)
+
+// DefaultIdempotencyHeader is the header that carries an opted-in
+// operation's idempotency key unless Options says otherwise.
+const DefaultIdempotencyHeader = "Idempotency-Key"
+
+// Options configure a [Transport]. The zero value is usable: the default
+// retry policy, the default retry budget, and no operation opted in.
+type Options struct {
+	// Policy decides retries. Nil means retry.DefaultConfig().
+	Policy *retry.Policy
+	// Budget limits retries per host. Nil means a budget with
+	// retry.DefaultBudgetConfig(), unless NoBudget is set.
+	Budget *retry.Budget
+	// NoBudget turns the retry budget off.
+	NoBudget bool
+	// IdempotencyHeader names the header that carries the idempotency key
+	// of opted-in operations. Empty means "Idempotency-Key".
+	IdempotencyHeader string
+	// Operations set how matching requests may be retried once sent. This is
+	// the only place, with [WithMode] and [WithIdempotencyKey] per request,
+	// where a non-idempotent operation can opt in to retries.
+	Operations []Operation
+	// Observe, if set, is called after every attempt, in the goroutine that
+	// made the call. It must not block or modify the request.
+	Observe func(Attempt)
+}
+
+// Attempt describes one finished attempt, for [Options.Observe].
+type Attempt struct {
+	// Request is the caller's request. Do not modify it.
+	Request *http.Request
+	// Number counts attempts from 1.
+	Number int
+	// Mode is how the call may be retried once sent.
+	Mode retry.Mode
+	// Phase is how far the attempt got; Answered when a response arrived.
+	Phase rubicon.Phase
+	// StatusCode is the response status, or 0.
+	StatusCode int
+	// BytesWritten is what the attempt wrote on its connection, when counted.
+	BytesWritten int64
+	// Err is the attempt's error, or nil when a response arrived.
+	Err error
+	// Decision is what follows: Retry and Wait, and the reason. It is the
+	// zero Decision for a response that needed no decision.
+	Decision retry.Decision
+}
+
+// Transport is an http.RoundTripper that retries only what is provably safe
+// to retry and reports everything else as a *rubicon.Error. It is safe for
+// concurrent use.
+type Transport struct {
+	base http.RoundTripper
+	// noReuse sends requests that net/http would silently resend on a reused
+	// connection although their mode forbids it; nil for foreign bases.
+	noReuse   *http.Transport
+	proofs    bool
+	policy    *retry.Policy
+	budget    *retry.Budget
+	keyHeader string
+	ops       *operations
+	observe   func(Attempt)
+}
+
+// New returns a Transport that sends through base. A nil base means a clone
+// of http.DefaultTransport. An *http.Transport base is cloned and given a
+// counting dialer, which is what lets the Transport prove that an attempt
+// was not sent; the caller's transport is left as it was.
+func New(base http.RoundTripper, opts Options) (*Transport, error) {
+	t := &Transport{
+		policy:    opts.Policy,
+		budget:    opts.Budget,
+		keyHeader: http.CanonicalHeaderKey(opts.IdempotencyHeader),
+		observe:   opts.Observe,
+	}
+	if t.policy == nil {
+		t.policy = retry.MustNew(retry.DefaultConfig())
+	}
+	if opts.NoBudget {
+		t.budget = nil
+	} else if t.budget == nil {
+		b, err := retry.NewBudget(retry.DefaultBudgetConfig())
+		if err != nil {
+			return nil, err
+		}
+		t.budget = b
+	}
+	if t.keyHeader == "" {
+		t.keyHeader = DefaultIdempotencyHeader
+	}
+	ops, err := newOperations(opts.Operations)
+	if err != nil {
+		return nil, err
+	}
+	t.ops = ops
+
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if ht, ok := base.(*http.Transport); ok {
+		ht = instrument(ht)
+		t.base, t.proofs = ht, true
+		t.noReuse = ht.Clone()
+		t.noReuse.DisableKeepAlives = true
+	} else {
+		t.base = base
+	}
+	return t, nil
+}
+
+// instrument returns a clone of ht whose connections count written bytes.
+func instrument(ht *http.Transport) *http.Transport {
+	ht = ht.Clone()
+	dial := ht.DialContext
+	if dial == nil {
+		if ht.Dial != nil {
+			legacy := ht.Dial
+			dial = func(_ context.Context, network, addr string) (net.Conn, error) { return legacy(network, addr) }
+			ht.Dial = nil
+		} else {
+			dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		}
+	}
+	ht.DialContext = countingDial(dial)
+	return ht
+}
+
+// NewClient returns an *http.Client whose transport is a Transport over a
+// clone of http.DefaultTransport.
+func NewClient(opts Options) (*http.Client, error) {
+	t, err := New(nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: t}, nil
+}
+
+// CloseIdleConnections closes the idle connections of the underlying
+// transports.
+func (t *Transport) CloseIdleConnections() {
+	type closer interface{ CloseIdleConnections() }
+	if c, ok := t.base.(closer); ok {
+		c.CloseIdleConnections()
+	}
+	if t.noReuse != nil {
+		t.noReuse.CloseIdleConnections()
+	}
+}
+
+// RoundTrip sends req, retrying only what the policy allows, and returns the
+// response or a *rubicon.Error.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	if req.URL == nil {
+		closeBody(req)
+		return nil, errors.New("rubicon: request has no URL")
+	}
+	mode, key := t.modeOf(req)
+	host := req.URL.Host
+	if t.budget != nil {
+		t.budget.Call(host, start)
+	}
+
+	ctx := req.Context()
+	callerDeadline, _ := ctx.Deadline()
+	callCtx, cancelCall := ctx, context.CancelFunc(nil)
+	if deadline, ok := t.policy.CallDeadline(start, callerDeadline); ok && !deadline.Equal(callerDeadline) {
+		callCtx, cancelCall = context.WithDeadline(ctx, deadline)
+	}
+
+	base := http.RoundTripper(t.base)
+	header := req.Header
+	if mode == retry.OptedIn {
+		header = req.Header.Clone()
+		if header == nil {
+			header = make(http.Header)
+		}
+		switch {
+		case key != "":
+			header.Set(t.keyHeader, key)
+		case header.Get(t.keyHeader) == "":
+			header.Set(t.keyHeader, crand.Text())
+		}
+	} else if t.noReuse != nil && netHTTPWouldResend(req) && !resentAfterSent(mode, req.Method) {
+		base = t.noReuse
+	}
+
+	c := call{t: t, req: req, mode: mode, start: start, callerDeadline: callerDeadline, cancelCall: cancelCall}
+	body := req.Body
+	for n := 1; ; n++ {
+		attemptCtx, cancelAttempt := callCtx, context.CancelFunc(nil)
+		if d := t.policy.AttemptTimeout(); d > 0 {
+			attemptCtx, cancelAttempt = context.WithTimeout(callCtx, d)
+		}
+		a, sendCtx := newAttempt(attemptCtx)
+		r := req.WithContext(sendCtx)
+		r.Header, r.Body = header, body
+
+		resp, err := base.RoundTrip(r)
+		now := time.Now()
+		in := retry.Input{Method: req.Method, Mode: mode, Attempt: n, Start: start, Now: now, Deadline: callerDeadline}
+		info := Attempt{Request: req, Number: n, Mode: mode}
+		if err == nil {
+			info.Phase, info.StatusCode = rubicon.Answered, resp.StatusCode
+			if !t.policy.MayRetryStatus(resp.StatusCode) {
+				t.notify(info)
+				return c.deliver(resp, cancelAttempt), nil
+			}
+			in.Sent, in.Status, in.Header = true, resp.StatusCode, resp.Header
+		} else {
+			info.Phase, info.BytesWritten = a.phase(t.proofs)
+			info.Err = err
+			in.Sent = info.Phase != rubicon.NotSent
+		}
+		in.Jitter = rand.Float64()
+		d := t.policy.Decide(in)
+		if d.Retry && !replayable(req) {
+			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
+		}
+		if d.Retry && t.budget != nil && !t.budget.Withdraw(host, now) {
+			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
+		}
+		info.Decision = d
+		t.notify(info)
+		if outcomeOf(req.Method, mode, info.Phase, info.StatusCode, t.policy) == rubicon.Unknown {
+			c.mayHaveApplied = true
+		}
+
+		if !d.Retry {
+			if err == nil && d.Reason != retry.StopRetryAfterTooLong {
+				return c.deliver(resp, cancelAttempt), nil
+			}
+			if err == nil {
+				drain(resp)
+			}
+			cancel(cancelAttempt)
+			return nil, c.fail(info, d, err)
+		}
+		if err == nil {
+			drain(resp)
+		}
+		cancel(cancelAttempt)
+
+		if err := sleep(callCtx, d.Wait); err != nil {
+			info.Err = errors.Join(context.Cause(callCtx), info.Err)
+			return nil, c.fail(info, retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonCanceled}, info.Err)
+		}
+		if req.GetBody != nil {
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, c.fail(info, retry.Decision{Reason: reasonBodyNotReplayable}, fmt.Errorf("rewinding the request body: %w", err))
+			}
+			body = b
+		}
+	}
+}
+
+// Reasons to stop that the transport adds to the policy's.
+const (
+	reasonBodyNotReplayable retry.Reason = "the request body cannot be sent again (set GetBody)"
+	reasonCanceled          retry.Reason = "the call's context ended while waiting to retry"
+)
+
+// call carries what the end of a call needs.
+type call struct {
+	t              *Transport
+	req            *http.Request
+	mode           retry.Mode
+	start          time.Time
+	callerDeadline time.Time
+	cancelCall     context.CancelFunc
+	// mayHaveApplied is set once any attempt may have had an effect; the
+	// call's outcome is then unknown whatever later attempts show.
+	mayHaveApplied bool
+}
+
+// deliver hands resp to the caller as the server sent it. The contexts the
+// call derived stay alive until the body is closed, since the body is read
+// under them.
+func (c *call) deliver(resp *http.Response, cancelAttempt context.CancelFunc) *http.Response {
+	resp.Request = c.req
+	if cancelAttempt != nil || c.cancelCall != nil {
+		resp.Body = withCancel(resp.Body, cancelAttempt, c.cancelCall)
+	}
+	return resp
+}
+
+// fail ends the call with a *rubicon.Error describing the last attempt.
+func (c *call) fail(last Attempt, d retry.Decision, cause error) error {
+	cancel(c.cancelCall)
+	outcome := outcomeOf(c.req.Method, c.mode, last.Phase, last.StatusCode, c.t.policy)
+	if c.mayHaveApplied {
+		outcome = rubicon.Unknown
+	}
+	return &rubicon.Error{
+		Method:       methodOrGet(c.req.Method),
+		URL:          rubicon.RedactURL(c.req.URL),
+		Phase:        last.Phase,
+		Outcome:      outcome,
+		Attempts:     last.Number,
+		BytesWritten: last.BytesWritten,
+		StatusCode:   last.StatusCode,
+		RetryAfter:   d.RetryAfter,
+		Reason:       d.Reason.Explain(),
+		Err:          cause,
+	}
+}
+
+// outcomeOf says what a caller may assume about the effect of one failed
+// attempt that reached phase.
+func outcomeOf(method string, mode retry.Mode, phase rubicon.Phase, status int, p *retry.Policy) rubicon.Outcome {
+	switch {
+	case phase == rubicon.NotSent:
+		return rubicon.NotApplied
+	case mode != retry.NotSentOnly && retry.IsSafeMethod(method):
+		// A safe method has no effect to apply.
+		return rubicon.NotApplied
+	case phase == rubicon.Answered && (status == http.StatusRequestTimeout || p.NotProcessed(status)):
+		return rubicon.NotApplied
+	}
+	return rubicon.Unknown
+}
+
+func (t *Transport) notify(a Attempt) {
+	if t.observe != nil {
+		t.observe(a)
+	}
+}
+
+// replayable reports whether req's body, if any, can be produced again.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// netHTTPWouldResend reports whether net/http would itself resend req when
+// a reused connection fails after the request was written: it does so for
+// replayable requests with a safe method or an idempotency key header.
+func netHTTPWouldResend(req *http.Request) bool {
+	if !replayable(req) {
+		return false
+	}
+	if retry.IsSafeMethod(req.Method) {
+		return true
+	}
+	_, k1 := req.Header["Idempotency-Key"]
+	_, k2 := req.Header["X-Idempotency-Key"]
+	return k1 || k2
+}
+
+// resentAfterSent reports whether mode lets a request with method be sent
+// again after it was sent.
+func resentAfterSent(mode retry.Mode, method string) bool {
+	return mode == retry.OptedIn || (mode == retry.ByMethod && retry.IsSafeMethod(method))
+}
+
+func methodOrGet(m string) string {
+	if m == "" {
+		return http.MethodGet
+	}
+	return m
+}
+
+func cancel(f context.CancelFunc) {
+	if f != nil {
+		f()
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// drain reads a little of a response that will not be used, so that its
+// connection can be reused, and closes it.
+func drain(resp *http.Response) {
+	io.CopyN(io.Discard, resp.Body, 64<<10)
+	resp.Body.Close()
+}
+
+// sleep waits for d or until ctx ends, whichever is first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// withCancel returns body with Close also releasing the call's contexts.
+// A body that can be written (a 101 Switching Protocols response) stays
+// writable.
+func withCancel(body io.ReadCloser, cancels ...context.CancelFunc) io.ReadCloser {
+	cb := cancelBody{ReadCloser: body, cancels: cancels}
+	if w, ok := body.(io.Writer); ok {
+		return &cancelReadWriteBody{cancelBody: cb, w: w}
+	}
+	return &cb
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancels []context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	for _, f := range b.cancels {
+		cancel(f)
+	}
+	return err
+}
+
+type cancelReadWriteBody struct {
+	cancelBody
+	w io.Writer
+}
+
+func (b *cancelReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
