@@ -48,6 +48,10 @@ func TestTotalDurationNeverExceedsTheDeadline(t *testing.T) {
 		}
 		method := []string{"GET", "POST", "DELETE", "PATCH", "PUT", "HEAD"}[rng.IntN(6)]
 		optIn := rng.IntN(3) == 0
+		h2c := rng.IntN(4) == 0
+		if h2c && rng.IntN(2) == 0 {
+			script = append([]faultserver.Step{faultserver.Do(faultserver.RefuseStream)}, script...)
+		}
 		wg.Go(func() {
 			srv, err := faultserver.Start(script...)
 			if err != nil {
@@ -57,12 +61,18 @@ func TestTotalDurationNeverExceedsTheDeadline(t *testing.T) {
 			defer srv.Close()
 			policy := retry.MustNew(cfg)
 			rec := &recorder{srv: srv}
-			c, err := transport.NewClient(transport.Options{Policy: policy, Observe: rec.observe, NoBudget: true})
+			base := http.DefaultTransport.(*http.Transport).Clone()
+			if h2c {
+				base.Protocols = new(http.Protocols)
+				base.Protocols.SetUnencryptedHTTP2(true)
+			}
+			tr, err := transport.New(base, transport.Options{Policy: policy, Observe: rec.observe, NoBudget: true})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			defer c.CloseIdleConnections()
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr}
 			ctx := context.Background()
 			if optIn {
 				ctx = transport.WithMode(ctx, retry.OptedIn)
@@ -75,7 +85,7 @@ func TestTotalDurationNeverExceedsTheDeadline(t *testing.T) {
 			worst = max(worst, elapsed-cfg.Deadline)
 			mu.Unlock()
 			if elapsed > cfg.Deadline+deadlineSlack {
-				t.Errorf("case %d (seed %d): %s %v with deadline %s took %s; script %v", i, seed, method, cfg, cfg.Deadline, elapsed, script)
+				t.Errorf("case %d (seed %d): %s (h2c %v) with deadline %s took %s; script %v", i, seed, method, h2c, cfg.Deadline, elapsed, script)
 			}
 			for _, a := range rec.all() {
 				if a.Decision.Retry && a.Decision.Wait >= cfg.Deadline {
@@ -83,10 +93,10 @@ func TestTotalDurationNeverExceedsTheDeadline(t *testing.T) {
 				}
 			}
 			if !optIn && !retry.IsSafeMethod(method) && srv.Effects() > 1 {
-				t.Errorf("case %d (seed %d): %s reached the server %d times; script %v", i, seed, method, srv.Effects(), script)
+				t.Errorf("case %d (seed %d): %s (h2c %v) reached the server %d times; script %v", i, seed, method, h2c, srv.Effects(), script)
 			}
 			if err != nil && rubicon.SafeToRetry(err) && !retry.IsSafeMethod(method) && srv.Effects() > 0 && !answeredNotProcessed(err) {
-				t.Errorf("case %d (seed %d): %s said safe to retry after reaching the handler: %v", i, seed, method, err)
+				t.Errorf("case %d (seed %d): %s (h2c %v) said safe to retry after reaching the handler: %v", i, seed, method, h2c, err)
 			}
 		})
 		if i%4 == 3 {

@@ -1,13 +1,15 @@
-// Package faultserver is an HTTP/1.1 server on loopback whose every
-// connection follows a script: refuse it, reset it before or after reading
-// the request, hang, or answer with a chosen status and headers. It counts
-// the requests that reached its handler ("effects"), so that tests can
-// assert that a side effect happened at most once.
+// Package faultserver is an HTTP server on loopback whose every connection
+// follows a script: refuse it, reset it before or after reading the
+// request, hang, or answer with a chosen status and headers. It counts the
+// requests that reached its handler ("effects"), so that tests can assert
+// that a side effect happened at most once.
 //
 // It is a test double that is part of the product: the transport's tests,
-// the benchmarks' behaviour table and the examples use it. Each connection
-// carries exactly one request; every answer closes the connection, so that
-// the next step applies to the client's next connection.
+// the benchmarks' behaviour table and the examples use it. On HTTP/1.1 each
+// connection carries exactly one request and every answer closes it, so
+// that the next step applies to the client's next connection. A client
+// that speaks HTTP/2 with prior knowledge (h2c) is served too; there each
+// stream takes the next step, and RefuseStream is available.
 package faultserver
 
 import (
@@ -44,9 +46,13 @@ const (
 	// Hang reads the whole request (an effect), then never answers; the
 	// connection stays open until the client gives up.
 	Hang
+	// RefuseStream answers an HTTP/2 stream with RST_STREAM REFUSED_STREAM
+	// before reading it: the protocol's promise that nothing was
+	// processed. On HTTP/1.1 it resets the connection, like ResetOnAccept.
+	RefuseStream
 )
 
-var faultNames = [...]string{"answer", "refuse", "reset-on-accept", "reset-after-read", "close-after-read", "hang"}
+var faultNames = [...]string{"answer", "refuse", "reset-on-accept", "reset-after-read", "close-after-read", "hang", "refuse-stream"}
 
 // String names the fault.
 func (f Fault) String() string {
@@ -57,6 +63,7 @@ func (f Fault) String() string {
 }
 
 // Effect reports whether a request meeting this fault reaches the handler.
+// A refused stream does not.
 func (f Fault) Effect() bool {
 	return f == Answer || f == ResetAfterRead || f == CloseAfterRead || f == Hang
 }
@@ -312,7 +319,17 @@ func (s *Server) handle(c net.Conn, step Step) {
 		reset(c)
 		return
 	}
-	req, err := s.read(c, step.Fault)
+	br := bufio.NewReader(c)
+	if isH2Preface(br) {
+		s.serveH2(c, br, step)
+		return
+	}
+	if step.Fault == RefuseStream {
+		s.advance()
+		reset(c)
+		return
+	}
+	req, err := s.read(br, step.Fault)
 	if err != nil {
 		s.advance()
 		return
@@ -354,9 +371,9 @@ func (s *Server) advance() {
 	}
 }
 
-// read reads one whole request from c and records it as an effect.
-func (s *Server) read(c net.Conn, f Fault) (*http.Request, error) {
-	req, err := http.ReadRequest(bufio.NewReader(c))
+// read reads one whole request from br and records it as an effect.
+func (s *Server) read(br *bufio.Reader, f Fault) (*http.Request, error) {
+	req, err := http.ReadRequest(br)
 	if err != nil {
 		return nil, err
 	}
@@ -367,11 +384,16 @@ func (s *Server) read(c net.Conn, f Fault) (*http.Request, error) {
 	if errors.Is(req.Body.Close(), io.ErrUnexpectedEOF) {
 		return nil, io.ErrUnexpectedEOF
 	}
-	s.mu.Lock()
-	s.effects++
-	s.requests = append(s.requests, Request{Method: req.Method, Path: req.URL.Path, Header: req.Header, BodyBytes: n, Fault: f})
-	s.mu.Unlock()
+	s.record(Request{Method: req.Method, Path: req.URL.Path, Header: req.Header, BodyBytes: n, Fault: f})
 	return req, nil
+}
+
+// record counts a request that reached the handler.
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.effects++
+	s.requests = append(s.requests, r)
 }
 
 // reset closes c with a TCP RST instead of a FIN.
