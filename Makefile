@@ -3,7 +3,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench behaviour demo
+.PHONY: test lint fuzz bench bench-instructions behaviour demo
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -22,10 +22,16 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) ./retry
 
-## bench: success-path overhead against bare net/http and go-retryablehttp.
+## bench: success-path overhead against bare net/http and go-retryablehttp,
+## BENCHCOUNT interleaved runs into bench.out (compare with benchstat).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./retry
-	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) .
+	cd bench && $(GO) test -c -o bench.test . && \
+	  for i in $$(seq $(BENCHCOUNT)); do ./bench.test -test.run '^$$' -test.bench . -test.benchmem; done | tee ../bench.out
+
+## bench-instructions: instructions per request, counted by callgrind.
+bench-instructions:
+	bench/instructions.sh
 
 ## behaviour: duplicate side effects under injected faults, rubicon against
 ## go-retryablehttp.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -13,18 +14,25 @@ import (
 	"github.com/rubicon-go/rubicon/transport"
 )
 
+// callTimeout is the deadline of the "_deadline" variants: long enough
+// never to fire, so that only its bookkeeping is measured.
+const callTimeout = 30 * time.Second
+
 // sender sends one request with the given body (nil for none) and reads
 // the whole response.
 type sender func(b *testing.B, method string, body []byte)
 
-func bare() sender {
-	return clientSender(&http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()})
-}
-
-// clientSender sends through an *http.Client.
-func clientSender(c *http.Client) sender {
+// clientSender sends through c; with a timeout, each request runs under a
+// context with that timeout, as a caller with a deadline would write it.
+func clientSender(c *http.Client, timeout time.Duration) sender {
 	return func(b *testing.B, method string, body []byte) {
-		req, err := http.NewRequest(method, serverURL, reader(body))
+		ctx := context.Background()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		req, err := http.NewRequestWithContext(ctx, method, serverURL, reader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -33,14 +41,20 @@ func clientSender(c *http.Client) sender {
 	}
 }
 
-func withRubicon(deadline time.Duration) sender {
+func newBare() *http.Client {
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+}
+
+// newRubicon returns a client over rubicon's transport; a deadline puts it
+// in the policy, where rubicon enforces it over every attempt.
+func newRubicon(deadline time.Duration) *http.Client {
 	cfg := retry.DefaultConfig()
 	cfg.Deadline = deadline
 	t, err := transport.New(http.DefaultTransport.(*http.Transport).Clone(), transport.Options{Policy: retry.MustNew(cfg)})
 	if err != nil {
 		panic(err)
 	}
-	return clientSender(&http.Client{Transport: t})
+	return &http.Client{Transport: t}
 }
 
 func retryable() sender {
@@ -83,10 +97,11 @@ var clients = []struct {
 	name string
 	new  func() sender
 }{
-	{"bare", bare},
-	{"rubicon", func() sender { return withRubicon(0) }},
-	{"rubicon_deadline", func() sender { return withRubicon(30 * time.Second) }},
+	{"bare", func() sender { return clientSender(newBare(), 0) }},
+	{"rubicon", func() sender { return clientSender(newRubicon(0), 0) }},
 	{"retryablehttp", retryable},
+	{"bare_deadline", func() sender { return clientSender(newBare(), callTimeout) }},
+	{"rubicon_deadline", func() sender { return clientSender(newRubicon(callTimeout), 0) }},
 }
 
 func benchmark(b *testing.B, method string, body []byte) {
@@ -98,8 +113,12 @@ func benchmark(b *testing.B, method string, body []byte) {
 			if body != nil {
 				b.SetBytes(int64(len(body)))
 			}
+			cpu := processCPU()
 			for b.Loop() {
 				send(b, method, body)
+			}
+			if cpu := processCPU() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

@@ -17,12 +17,20 @@ import (
 // process, and a server in the same process would add its own.
 const serverEnv = "RUBICON_BENCH_SERVER"
 
+// urlEnv, when set, names a server that is already running, so that the
+// benchmark starts none (instructions.sh uses it: callgrind trips over the
+// signal a child's exit sends).
+const urlEnv = "RUBICON_BENCH_URL"
+
 var serverURL string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serverEnv) == "1" {
 		serve()
 		return
+	}
+	if serverURL = os.Getenv(urlEnv); serverURL != "" {
+		os.Exit(m.Run())
 	}
 	stop, err := startServer()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,10 @@ type Budget struct {
 	// missing one, so the map stays as small as the set of hosts that
 	// recently retried.
 	hosts map[string]*bucket
+	// tracked mirrors len(hosts), so that Call, on every request, skips the
+	// lock while no host has retried. A deposit that races with a host's
+	// first withdrawal may be lost, which only ever means fewer retries.
+	tracked atomic.Int64
 }
 
 type bucket struct {
@@ -63,12 +68,16 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 // Call records a new call (not a retry) to host at now, earning Ratio of a
 // retry.
 func (b *Budget) Call(host string, now time.Time) {
+	if b.tracked.Load() == 0 {
+		return
+	}
 	b.mu.Lock()
 	if k, ok := b.hosts[host]; ok {
 		b.refill(k, now)
 		k.tokens += b.cfg.Ratio
 		if k.tokens >= b.cfg.Max-1e-9 {
 			delete(b.hosts, host)
+			b.tracked.Add(-1)
 		}
 	}
 	b.mu.Unlock()
@@ -83,6 +92,7 @@ func (b *Budget) Withdraw(host string, now time.Time) bool {
 	if !ok {
 		k = &bucket{tokens: b.cfg.Max, at: now}
 		b.hosts[host] = k
+		b.tracked.Add(1)
 	} else {
 		b.refill(k, now)
 	}

@@ -48,20 +48,32 @@ type Reason string
 
 // Reasons to retry.
 const (
-	RetryNotSent      Reason = "not_sent"
-	RetrySafeMethod   Reason = "safe_method"
-	RetryOptedIn      Reason = "opted_in"
+	// RetryNotSent: nothing reached the wire.
+	RetryNotSent Reason = "not_sent"
+	// RetrySafeMethod: a safe method failed after it was sent.
+	RetrySafeMethod Reason = "safe_method"
+	// RetryOptedIn: the operation opted in with an idempotency key.
+	RetryOptedIn Reason = "opted_in"
+	// RetryNotProcessed: a status the policy declares "not processed".
 	RetryNotProcessed Reason = "not_processed_status"
 )
 
 // Reasons to stop.
 const (
+	// StopSentNotIdempotent: sent, and neither safe nor opted in.
 	StopSentNotIdempotent Reason = "sent_not_idempotent"
-	StopStatus            Reason = "status_not_retried"
-	StopAttempts          Reason = "attempts_exhausted"
-	StopDeadline          Reason = "deadline"
+	// StopStatus: an answer whose status is not retried for this request.
+	StopStatus Reason = "status_not_retried"
+	// StopAttempts: MaxAttempts reached.
+	StopAttempts Reason = "attempts_exhausted"
+	// StopDeadline: the wait would not end before the deadline.
+	StopDeadline Reason = "deadline"
+	// StopRetryAfterTooLong: the server asked for more than MaxRetryAfter
+	// or than the deadline leaves.
 	StopRetryAfterTooLong Reason = "retry_after_too_long"
-	StopBudget            Reason = "budget_exhausted"
+	// StopBudget: the host's retry budget is spent (set by the caller that
+	// keeps the Budget, not by Decide).
+	StopBudget Reason = "budget_exhausted"
 )
 
 // Explain returns the reason as a sentence fragment for error messages.

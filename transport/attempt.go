@@ -25,6 +25,7 @@ type keySniffer struct {
 	key any
 }
 
+// Value records the key it is asked for.
 func (s *keySniffer) Value(key any) any {
 	s.key = key
 	return nil

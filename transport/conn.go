@@ -37,6 +37,7 @@ type countingConn struct {
 	h2      atomic.Bool
 }
 
+// Write writes p and counts what the connection accepted.
 func (c *countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	if n > 0 && c.written.Add(int64(n)) == int64(n) && bytes.HasPrefix(p, h2Preface) {

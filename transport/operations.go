@@ -29,6 +29,7 @@ type operations struct {
 // modeHandler marks a pattern's mode; it is never served.
 type modeHandler retry.Mode
 
+// ServeHTTP does nothing: a modeHandler only marks a match.
 func (modeHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 func newOperations(ops []Operation) (o *operations, err error) {

@@ -3,6 +3,8 @@ package transport
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -186,11 +188,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	base := http.RoundTripper(t.base)
 	header := req.Header
+	if header == nil {
+		// As http.Client does, read a nil header as an empty one.
+		header = make(http.Header)
+	}
 	if mode == retry.OptedIn {
-		header = req.Header.Clone()
-		if header == nil {
-			header = make(http.Header)
-		}
+		header = header.Clone()
 		switch {
 		case key != "":
 			header.Set(t.keyHeader, key)
@@ -201,7 +204,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = t.noReuse
 	}
 
-	c := call{t: t, req: req, mode: mode, start: start, callerDeadline: callerDeadline, cancelCall: cancelCall}
+	c := call{t: t, req: req, mode: mode, cancelCall: cancelCall}
 	body := req.Body
 	for n := 1; ; n++ {
 		attemptCtx, cancelAttempt := callCtx, context.CancelFunc(nil)
@@ -230,10 +233,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		in.Jitter = rand.Float64()
 		d := t.policy.Decide(in)
-		if d.Retry && !replayable(req) {
+		switch {
+		case !d.Retry:
+		case callCtx.Err() != nil:
+			// The caller gave up, or the deadline passed, during the attempt.
+			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonCanceled}
+			if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+				d.Reason = retry.StopDeadline
+			}
+		case err != nil && permanent(err):
+			d = retry.Decision{Reason: reasonPermanent}
+		case !replayable(req):
 			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
-		}
-		if d.Retry && t.budget != nil && !t.budget.Withdraw(host, now) {
+		case t.budget != nil && !t.budget.Withdraw(host, now):
 			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
 		}
 		info.Decision = d
@@ -274,17 +286,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // Reasons to stop that the transport adds to the policy's.
 const (
 	reasonBodyNotReplayable retry.Reason = "the request body cannot be sent again (set GetBody)"
-	reasonCanceled          retry.Reason = "the call's context ended while waiting to retry"
+	reasonCanceled          retry.Reason = "the call's context was canceled"
+	reasonPermanent         retry.Reason = "the error does not go away by trying again"
 )
+
+// permanent reports errors that another attempt would meet again: a
+// certificate that does not verify, for one.
+func permanent(err error) bool {
+	var (
+		verify    *tls.CertificateVerificationError
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid)
+}
 
 // call carries what the end of a call needs.
 type call struct {
-	t              *Transport
-	req            *http.Request
-	mode           retry.Mode
-	start          time.Time
-	callerDeadline time.Time
-	cancelCall     context.CancelFunc
+	t          *Transport
+	req        *http.Request
+	mode       retry.Mode
+	cancelCall context.CancelFunc
 	// mayHaveApplied is set once any attempt may have had an effect; the
 	// call's outcome is then unknown whatever later attempts show.
 	mayHaveApplied bool
@@ -413,8 +436,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // withCancel returns body with Close also releasing the call's contexts.
 // A body that can be written (a 101 Switching Protocols response) stays
 // writable.
-func withCancel(body io.ReadCloser, cancels ...context.CancelFunc) io.ReadCloser {
-	cb := cancelBody{ReadCloser: body, cancels: cancels}
+func withCancel(body io.ReadCloser, attempt, call context.CancelFunc) io.ReadCloser {
+	cb := cancelBody{ReadCloser: body, attempt: attempt, call: call}
 	if w, ok := body.(io.Writer); ok {
 		return &cancelReadWriteBody{cancelBody: cb, w: w}
 	}
@@ -423,14 +446,14 @@ func withCancel(body io.ReadCloser, cancels ...context.CancelFunc) io.ReadCloser
 
 type cancelBody struct {
 	io.ReadCloser
-	cancels []context.CancelFunc
+	attempt, call context.CancelFunc
 }
 
+// Close closes the body, then releases the contexts it was read under.
 func (b *cancelBody) Close() error {
 	err := b.ReadCloser.Close()
-	for _, f := range b.cancels {
-		cancel(f)
-	}
+	cancel(b.attempt)
+	cancel(b.call)
 	return err
 }
 
@@ -439,4 +462,5 @@ type cancelReadWriteBody struct {
 	w io.Writer
 }
 
+// Write writes to the underlying body.
 func (b *cancelReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }

@@ -439,3 +439,34 @@ func TestInvalidOperationsAreRejected(t *testing.T) {
 		t.Errorf("two modes for one pattern were accepted")
 	}
 }
+
+func TestCertificateErrorsAreNotRetried(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	var rec recorder
+	c := newClient(t, transport.Options{}, &rec) // does not trust the test server's certificate
+	_, err := do(context.Background(), c, "POST", srv.URL, 10)
+	var e *rubicon.Error
+	if !errors.As(err, &e) || e.Phase != rubicon.NotSent || e.Outcome != rubicon.NotApplied || e.Attempts != 1 {
+		t.Fatalf("untrusted certificate: %v; want one attempt, not sent", err)
+	}
+	if !strings.Contains(e.Reason, "trying again") {
+		t.Fatalf("reason %q does not say the error is permanent", e.Reason)
+	}
+}
+
+func TestDeadlineDuringAnAttemptStopsWithoutWaiting(t *testing.T) {
+	srv := startServer(t, faultserver.Do(faultserver.Hang), faultserver.OK())
+	var rec recorder
+	c := newClient(t, transport.Options{}, &rec)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := do(ctx, c, "GET", srv.URL(), 0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the deadline in the error, got %v", err)
+	}
+	attempts := rec.all()
+	if len(attempts) != 1 || attempts[0].Decision.Retry || attempts[0].Decision.Reason != retry.StopDeadline {
+		t.Fatalf("attempts %+v; want one, stopped for the deadline", attempts)
+	}
+}
