@@ -174,9 +174,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("rubicon: request has no URL")
 	}
 	mode, key := t.modeOf(req)
-	host := req.URL.Host
 	if t.budget != nil {
-		t.budget.Call(host, start)
+		t.budget.Call(req.URL.Host, start)
 	}
 
 	ctx := req.Context()
@@ -186,24 +185,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		callCtx, cancelCall = context.WithDeadline(ctx, deadline)
 	}
 
-	base := http.RoundTripper(t.base)
-	header := req.Header
-	if header == nil {
-		// As http.Client does, read a nil header as an empty one.
-		header = make(http.Header)
-	}
-	if mode == retry.OptedIn {
-		header = header.Clone()
-		switch {
-		case key != "":
-			header.Set(t.keyHeader, key)
-		case header.Get(t.keyHeader) == "":
-			header.Set(t.keyHeader, crand.Text())
-		}
-	} else if t.noReuse != nil && netHTTPWouldResend(req) && !resentAfterSent(mode, req.Method) {
-		base = t.noReuse
-	}
-
+	header, base := t.prepare(req, mode, key)
 	c := call{t: t, req: req, mode: mode, cancelCall: cancelCall}
 	body := req.Body
 	for n := 1; ; n++ {
@@ -232,22 +214,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			in.Sent = info.Phase != rubicon.NotSent
 		}
 		in.Jitter = rand.Float64()
-		d := t.policy.Decide(in)
-		switch {
-		case !d.Retry:
-		case callCtx.Err() != nil:
-			// The caller gave up, or the deadline passed, during the attempt.
-			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonCanceled}
-			if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
-				d.Reason = retry.StopDeadline
-			}
-		case err != nil && permanent(err):
-			d = retry.Decision{Reason: reasonPermanent}
-		case !replayable(req):
-			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
-		case t.budget != nil && !t.budget.Withdraw(host, now):
-			d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
-		}
+		d := t.decide(in, req, err, callCtx)
 		info.Decision = d
 		t.notify(info)
 		if outcomeOf(req.Method, mode, info.Phase, info.StatusCode, t.policy) == rubicon.Unknown {
@@ -271,7 +238,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		if err := sleep(callCtx, d.Wait); err != nil {
 			info.Err = errors.Join(context.Cause(callCtx), info.Err)
-			return nil, c.fail(info, retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonCanceled}, info.Err)
+			return nil, c.fail(info, retry.Decision{RetryAfter: d.RetryAfter, Reason: endReason(callCtx)}, info.Err)
 		}
 		if req.GetBody != nil {
 			b, err := req.GetBody()
@@ -281,6 +248,58 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			body = b
 		}
 	}
+}
+
+// prepare returns the header to send req with, and the transport to send it
+// through.
+func (t *Transport) prepare(req *http.Request, mode retry.Mode, key string) (http.Header, http.RoundTripper) {
+	header := req.Header
+	if header == nil {
+		// As http.Client does, read a nil header as an empty one.
+		header = make(http.Header)
+	}
+	if mode == retry.OptedIn {
+		// One key for the logical call, sent on every attempt.
+		header = header.Clone()
+		switch {
+		case key != "":
+			header.Set(t.keyHeader, key)
+		case header.Get(t.keyHeader) == "":
+			header.Set(t.keyHeader, crand.Text())
+		}
+		return header, t.base
+	}
+	if t.noReuse != nil && netHTTPWouldResend(req) && !resentAfterSent(mode, req.Method) {
+		return header, t.noReuse
+	}
+	return header, t.base
+}
+
+// decide applies the policy to a failed attempt, then what the policy
+// cannot see: the call's context, permanent errors, the body, the budget.
+func (t *Transport) decide(in retry.Input, req *http.Request, err error, callCtx context.Context) retry.Decision {
+	d := t.policy.Decide(in)
+	switch {
+	case !d.Retry:
+	case callCtx.Err() != nil:
+		// The caller gave up, or the deadline passed, during the attempt.
+		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: endReason(callCtx)}
+	case err != nil && permanent(err):
+		d = retry.Decision{Reason: reasonPermanent}
+	case !replayable(req):
+		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
+	case t.budget != nil && !t.budget.Withdraw(req.URL.Host, in.Now):
+		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
+	}
+	return d
+}
+
+// endReason says why ctx ended.
+func endReason(ctx context.Context) retry.Reason {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return retry.StopDeadline
+	}
+	return reasonCanceled
 }
 
 // Reasons to stop that the transport adds to the policy's.
