@@ -141,6 +141,9 @@ type Server struct {
 	// After the script, every connection gets this step (200 by default).
 	after Step
 
+	// reservation keeps the port bound while the listener is closed.
+	reservation io.Closer
+
 	mu       sync.Mutex
 	ln       net.Listener // nil while refusing
 	script   []Step
@@ -156,11 +159,17 @@ type Server struct {
 // Start starts a server on a free loopback port that plays steps, one per
 // connection, then answers 200 to every further connection.
 func Start(steps ...Step) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listen("127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("faultserver: listen on loopback: %w", err)
 	}
-	s := &Server{addr: ln.Addr().String(), after: OK(), script: steps, conns: make(map[net.Conn]struct{})}
+	addr := ln.Addr().String()
+	reservation, err := reservePort(addr)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &Server{addr: addr, reservation: reservation, after: OK(), script: steps, conns: make(map[net.Conn]struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ln = ln
@@ -234,7 +243,7 @@ func (s *Server) Refused() error {
 	if s.currentLocked().Fault == Refuse {
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := listen(s.addr)
 	if err != nil {
 		return fmt.Errorf("faultserver: listen again on %s: %w", s.addr, err)
 	}
@@ -257,6 +266,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.reservation.Close()
 }
 
 func (s *Server) currentLocked() Step {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,6 +76,12 @@ func TestRefuseClosesThePortUntilReported(t *testing.T) {
 		_, err := net.Dial("tcp", s.Addr())
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("refusal %d: dial error %v, want connection refused", i+1, err)
+		}
+		if runtime.GOOS == "linux" {
+			if ln, err := net.Listen("tcp", s.Addr()); err == nil {
+				ln.Close()
+				t.Fatalf("refusal %d: another listener took the refusing server's port", i+1)
+			}
 		}
 		if err := s.Refused(); err != nil {
 			t.Fatal(err)
