@@ -12,9 +12,11 @@ test: lint
 	cd bench && $(GO) test -race ./...
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 
-## lint: formatting and go vet, in both modules.
+## lint: formatting, tidy go.mod files and go vet, in both modules.
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 

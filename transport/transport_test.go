@@ -318,7 +318,7 @@ func TestBodyThatCannotBeReplayedIsNotRetried(t *testing.T) {
 
 func TestAttemptTimeoutLetsAGETRetryAHang(t *testing.T) {
 	srv := startServer(t, faultserver.Do(faultserver.Hang), faultserver.OK())
-	c := newClient(t, transport.Options{Policy: fastPolicy(t, func(c *retry.Config) { c.AttemptTimeout = 100 * time.Millisecond })}, nil)
+	c := newClient(t, transport.Options{Policy: fastPolicy(t, func(c *retry.Config) { c.AttemptTimeout = 300 * time.Millisecond })}, nil)
 	resp, err := do(context.Background(), c, "GET", srv.URL(), 0)
 	if err != nil || resp.StatusCode != 200 || srv.Effects() != 2 {
 		t.Fatalf("GET after a hang: %v, %d effects", err, srv.Effects())
