@@ -1,0 +1,238 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+)
+
+// State is where an operation stands in the state machine.
+type State string
+
+// The states of an operation.
+const (
+	// Pending: recorded, not yet sent; may be claimed by a worker.
+	Pending State = "pending"
+	// FailedSafe: failed before the boundary; nothing was sent.
+	FailedSafe State = "failed_safe"
+	// Sending: committed as about to be sent; the request may be on the wire.
+	Sending State = "sending"
+	// Applied: the side effect took place.
+	Applied State = "applied"
+	// NotApplied: the side effect provably did not take place.
+	NotApplied State = "not_applied"
+	// Ambiguous: the side effect may or may not have taken place. Only a
+	// recorded resolution moves it on.
+	Ambiguous State = "ambiguous"
+)
+
+// States lists every state, in the order of the state machine.
+var States = []State{Pending, FailedSafe, Sending, Applied, NotApplied, Ambiguous}
+
+// legal lists, for each state, the states it may move to.
+var legal = map[State][]State{
+	Pending:    {Sending, FailedSafe},
+	FailedSafe: {Pending},
+	Sending:    {Applied, NotApplied, FailedSafe, Ambiguous},
+	Ambiguous:  {Applied, NotApplied},
+	NotApplied: {Pending},
+	Applied:    nil,
+}
+
+// CanTransition reports whether the state machine allows from → to.
+func CanTransition(from, to State) bool {
+	return slices.Contains(legal[from], to)
+}
+
+// Valid reports whether s is one of the states.
+func (s State) Valid() bool {
+	_, ok := legal[s]
+	return ok
+}
+
+// Evidence is free-form, JSON-encodable detail about an operation: provider
+// request ids, bytes written, timestamps. Recording evidence merges it into
+// what the operation has: a key given again replaces its old value.
+type Evidence map[string]any
+
+// merge returns e with other's keys set over it.
+func (e Evidence) merge(other Evidence) Evidence {
+	if len(other) == 0 {
+		return e
+	}
+	out := make(Evidence, len(e)+len(other))
+	for k, v := range e {
+		out[k] = v
+	}
+	for k, v := range other {
+		out[k] = v
+	}
+	return out
+}
+
+// Operation is one logical side effect.
+type Operation struct {
+	// Key is unique per logical side effect; the same key is the same
+	// effect.
+	Key string
+	// Kind groups operations that workers claim together, such as
+	// "transcribe".
+	Kind string
+	// Subject says what the operation acts on, such as a batch and an item.
+	Subject string
+	State   State
+	// Attempts counts the times the operation was sent.
+	Attempts int
+	// LastPhase and LastError describe the last failure, if any.
+	LastPhase rubicon.Phase
+	LastError string
+	Evidence  Evidence
+	// Worker holds the lease, or held it last.
+	Worker string
+	// LeaseExpires is when the worker's lease runs out; zero when no lease
+	// is held.
+	LeaseExpires time.Time
+	Created      time.Time
+	Updated      time.Time
+	// Resolution is set once a person or a reconciliation settled an
+	// ambiguous outcome.
+	Resolution *Resolution
+}
+
+// Entry is one line of the audit log: a transition and why it was made.
+type Entry struct {
+	ID       int64
+	Key      string
+	From, To State // From is empty for the entry that creates the operation.
+	At       time.Time
+	// Actor is who made the transition: a worker, a person, "recovery".
+	Actor    string
+	Reason   string
+	Evidence Evidence
+}
+
+// Resolution settles an ambiguous operation.
+type Resolution struct {
+	// To is Applied or NotApplied.
+	To State
+	// By names who decided: a person, or the reconciliation that asked the
+	// provider. Required.
+	By string
+	// Note says why. Required.
+	Note string
+	// At is when; set by the journal.
+	At time.Time
+	// Evidence backs the decision: a transcript id, a provider's record.
+	Evidence Evidence
+}
+
+// Errors the journal returns. Use errors.Is; the concrete errors say which
+// operation and which states were involved.
+var (
+	ErrNotFound          = errors.New("journal: no such operation")
+	ErrIllegalTransition = errors.New("journal: illegal transition")
+	ErrLeaseLost         = errors.New("journal: lease not held")
+	ErrKeyConflict       = errors.New("journal: key already used for another operation")
+)
+
+// NotFoundError reports an unknown operation key.
+type NotFoundError struct{ Key string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("journal: no operation with key %q", e.Key)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// TransitionError reports a transition that the state machine, or the
+// operation's situation, does not allow.
+type TransitionError struct {
+	Key      string
+	From, To State
+	// Why explains the refusal and, where there is one, the way forward.
+	Why string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("journal: operation %q cannot go from %s to %s: %s", e.Key, e.From, e.To, e.Why)
+}
+
+// Is makes errors.Is(err, ErrIllegalTransition) true.
+func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }
+
+// LeaseError reports a worker acting on an operation it does not hold.
+type LeaseError struct {
+	Key, Worker string
+	// Holder is the worker that holds or held the lease, if any.
+	Holder string
+	// Expired is when the worker's lease ran out, if it did.
+	Expired time.Time
+}
+
+func (e *LeaseError) Error() string {
+	switch {
+	case e.Holder != "" && e.Holder != e.Worker:
+		return fmt.Sprintf("journal: worker %q does not hold operation %q: %q does", e.Worker, e.Key, e.Holder)
+	case !e.Expired.IsZero():
+		return fmt.Sprintf("journal: worker %q's lease on operation %q ran out at %s", e.Worker, e.Key, e.Expired.UTC().Format(time.RFC3339Nano))
+	}
+	return fmt.Sprintf("journal: worker %q holds no lease on operation %q: claim it first", e.Worker, e.Key)
+}
+
+// Is makes errors.Is(err, ErrLeaseLost) true.
+func (e *LeaseError) Is(target error) bool { return target == ErrLeaseLost }
+
+// Filter selects operations. Empty fields select everything.
+type Filter struct {
+	Kind          string
+	SubjectPrefix string
+	States        []State
+	// Limit caps the number returned; 0 means no cap.
+	Limit int
+}
+
+// Tx is what the journal needs from storage, inside one transaction. An
+// implementation must make the transaction serializable with respect to the
+// operations it reads for update: a row returned by LockOperation, or by a
+// claim, does not change under the transaction until it ends.
+type Tx interface {
+	// CreateOperation stores op unless its key exists, and returns the
+	// stored operation and whether this call created it.
+	CreateOperation(ctx context.Context, op Operation) (Operation, bool, error)
+	// LockOperation returns the operation with key, locked for update;
+	// a *NotFoundError if there is none.
+	LockOperation(ctx context.Context, key string) (Operation, error)
+	// UpdateOperation stores every field of op but Key, Kind and Created.
+	UpdateOperation(ctx context.Context, op Operation) error
+	// AppendEntry adds e to the audit log.
+	AppendEntry(ctx context.Context, e Entry) error
+	// ClaimPending gives worker a lease until until on at most n pending
+	// operations of kind whose lease is free at now, oldest first, and
+	// returns them.
+	ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]Operation, error)
+	// RenewLeases moves the lease of worker's operations among keys that
+	// are pending or sending, and whose lease has not run out at now, to
+	// until. It returns the keys renewed.
+	RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error)
+	// ExpiredSending returns, locked, at most limit operations in sending
+	// whose lease ran out before now.
+	ExpiredSending(ctx context.Context, now time.Time, limit int) ([]Operation, error)
+	// Operations returns the operations that f selects, oldest first.
+	Operations(ctx context.Context, f Filter) ([]Operation, error)
+	// Entries returns key's audit log, oldest first.
+	Entries(ctx context.Context, key string) ([]Entry, error)
+}
+
+// Store runs functions in transactions.
+type Store interface {
+	// Update runs fn in a read-write transaction, committed if fn returns
+	// nil and rolled back otherwise.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+}

@@ -1,0 +1,500 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+)
+
+// Options configure a [Journal].
+type Options struct {
+	// Lease is how long a claim or a send holds an operation before another
+	// worker may take it over (pending) or recovery makes it ambiguous
+	// (sending). Workers renew it while they work. Default 30 s.
+	Lease time.Duration
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+}
+
+// Journal is the operation journal. It is safe for concurrent use, by as
+// many goroutines and processes as the Store allows.
+type Journal struct {
+	store Store
+	lease time.Duration
+	now   func() time.Time
+}
+
+// New returns a journal over store.
+func New(store Store, opts Options) *Journal {
+	j := &Journal{store: store, lease: opts.Lease, now: opts.Now}
+	if j.lease <= 0 {
+		j.lease = 30 * time.Second
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	return j
+}
+
+// Lease returns the lease duration.
+func (j *Journal) Lease() time.Duration { return j.lease }
+
+// NewOperation describes an operation to record.
+type NewOperation struct {
+	Key, Kind, Subject string
+	Evidence           Evidence
+}
+
+// Insert records op as pending. If an operation with its key exists, Insert
+// returns that one and created is false; if that operation has another
+// kind or subject, the key is being reused for a different effect, and
+// Insert returns it with an error wrapping ErrKeyConflict.
+func (j *Journal) Insert(ctx context.Context, op NewOperation) (stored Operation, created bool, err error) {
+	err = j.store.Update(ctx, func(tx Tx) error {
+		stored, created, err = j.InsertTx(ctx, tx, op)
+		return err
+	})
+	return stored, created, err
+}
+
+// InsertTx is Insert inside the caller's transaction.
+func (j *Journal) InsertTx(ctx context.Context, tx Tx, op NewOperation) (Operation, bool, error) {
+	if err := checkNew(op); err != nil {
+		return Operation{}, false, err
+	}
+	now := j.now()
+	stored, created, err := tx.CreateOperation(ctx, Operation{
+		Key: op.Key, Kind: op.Kind, Subject: op.Subject, State: Pending,
+		Evidence: op.Evidence, Created: now, Updated: now,
+	})
+	if err != nil {
+		return Operation{}, false, err
+	}
+	if !created {
+		if stored.Kind != op.Kind || stored.Subject != op.Subject {
+			return stored, false, fmt.Errorf("%w: key %q names a %s operation on %q, not a %s operation on %q",
+				ErrKeyConflict, op.Key, stored.Kind, stored.Subject, op.Kind, op.Subject)
+		}
+		return stored, false, nil
+	}
+	err = tx.AppendEntry(ctx, Entry{Key: op.Key, To: Pending, At: now, Actor: "journal", Reason: "recorded", Evidence: op.Evidence})
+	return stored, true, err
+}
+
+func checkNew(op NewOperation) error {
+	switch {
+	case strings.TrimSpace(op.Key) == "":
+		return errors.New("journal: an operation needs a key that names its side effect")
+	case strings.TrimSpace(op.Kind) == "":
+		return fmt.Errorf("journal: operation %q needs a kind", op.Key)
+	}
+	return nil
+}
+
+// Get returns the operation with key.
+func (j *Journal) Get(ctx context.Context, key string) (op Operation, err error) {
+	err = j.store.View(ctx, func(tx Tx) error {
+		op, err = tx.LockOperation(ctx, key)
+		return err
+	})
+	return op, err
+}
+
+// List returns the operations that f selects, oldest first.
+func (j *Journal) List(ctx context.Context, f Filter) (ops []Operation, err error) {
+	err = j.store.View(ctx, func(tx Tx) error {
+		ops, err = tx.Operations(ctx, f)
+		return err
+	})
+	return ops, err
+}
+
+// History returns key's audit log, oldest first.
+func (j *Journal) History(ctx context.Context, key string) (entries []Entry, err error) {
+	err = j.store.View(ctx, func(tx Tx) error {
+		if _, err := tx.LockOperation(ctx, key); err != nil {
+			return err
+		}
+		entries, err = tx.Entries(ctx, key)
+		return err
+	})
+	return entries, err
+}
+
+// Claim gives worker a lease on up to n pending operations of kind, and
+// returns them. Operations whose previous worker's lease ran out are
+// claimable again: nothing of theirs was sent.
+func (j *Journal) Claim(ctx context.Context, kind, worker string, n int) (ops []Operation, err error) {
+	if worker == "" || n < 1 {
+		return nil, fmt.Errorf("journal: claim needs a worker name and n ≥ 1 (got %q, %d)", worker, n)
+	}
+	err = j.store.Update(ctx, func(tx Tx) error {
+		now := j.now()
+		ops, err = tx.ClaimPending(ctx, kind, worker, n, now, now.Add(j.lease))
+		return err
+	})
+	return ops, err
+}
+
+// Renew extends worker's leases on keys by the lease duration. It returns a
+// *LeaseError for the first key whose lease the worker no longer holds; the
+// others are renewed all the same.
+func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) error {
+	var renewed []string
+	err := j.store.Update(ctx, func(tx Tx) (err error) {
+		now := j.now()
+		renewed, err = tx.RenewLeases(ctx, worker, keys, now, now.Add(j.lease))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.Contains(renewed, k) {
+			return &LeaseError{Key: k, Worker: worker}
+		}
+	}
+	return nil
+}
+
+// Send commits that worker is about to send key's request: pending →
+// sending. Call it, and let it return, before the request's first byte is
+// written.
+func (j *Journal) Send(ctx context.Context, key, worker string) (op Operation, err error) {
+	err = j.store.Update(ctx, func(tx Tx) error {
+		op, err = j.SendTx(ctx, tx, key, worker)
+		return err
+	})
+	return op, err
+}
+
+// SendTx is Send inside the caller's transaction, for example with the
+// budget hold that pays for the request.
+func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operation, error) {
+	op, err := tx.LockOperation(ctx, key)
+	if err != nil {
+		return Operation{}, err
+	}
+	now := j.now()
+	if op.State != Pending {
+		return op, j.refusal(op, Sending)
+	}
+	if err := holds(op, worker, now); err != nil {
+		return op, err
+	}
+	from := op.State
+	op.State = Sending
+	op.Attempts++
+	op.LeaseExpires = now.Add(j.lease)
+	op.Updated = now
+	if err := tx.UpdateOperation(ctx, op); err != nil {
+		return Operation{}, err
+	}
+	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: Sending, At: now, Actor: worker,
+		Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
+}
+
+// Report is a worker's account of how an attempt ended.
+type Report struct {
+	// Worker is the worker that holds the operation.
+	Worker string
+	// To is the state the attempt ended in: Applied, NotApplied, FailedSafe
+	// or Ambiguous.
+	To State
+	// Phase is how far a failed attempt got, and Detail what went wrong.
+	Phase  rubicon.Phase
+	Detail string
+	// Evidence is merged into the operation's.
+	Evidence Evidence
+}
+
+// ReportFor builds the report of an attempt whose call returned err (nil
+// for success), using what rubicon's transport says about the side effect:
+// success is Applied; a call that provably applied nothing, because it was
+// not sent, is FailedSafe; one the server definitively refused is
+// NotApplied; anything that may have been applied is Ambiguous.
+func ReportFor(worker string, err error) Report {
+	r := Report{Worker: worker}
+	if err == nil {
+		r.To = Applied
+		return r
+	}
+	r.Detail = err.Error()
+	var e *rubicon.Error
+	if !errors.As(err, &e) {
+		// Nothing proves where the failure happened.
+		r.To, r.Phase = Ambiguous, rubicon.Sent
+		return r
+	}
+	r.Phase = e.Phase
+	r.Evidence = Evidence{"attempts": e.Attempts, "bytes_written": e.BytesWritten}
+	if e.StatusCode != 0 {
+		r.Evidence["status"] = e.StatusCode
+	}
+	switch {
+	case e.Outcome == rubicon.Unknown:
+		r.To = Ambiguous
+	case e.Outcome == rubicon.Applied:
+		r.To = Applied
+	case e.Phase == rubicon.NotSent:
+		r.To = FailedSafe
+	default:
+		r.To = NotApplied
+	}
+	return r
+}
+
+// Record stores how an attempt of key ended. From sending, every outcome
+// is allowed; from pending (a failure before Send), only FailedSafe. A
+// worker whose answer arrives after recovery made the operation ambiguous
+// gets a TransitionError; it settles the operation with Resolve, as any
+// other evidence-backed decision.
+func (j *Journal) Record(ctx context.Context, key string, r Report) (op Operation, err error) {
+	err = j.store.Update(ctx, func(tx Tx) error {
+		op, err = j.RecordTx(ctx, tx, key, r)
+		return err
+	})
+	return op, err
+}
+
+// RecordTx is Record inside the caller's transaction, for example with the
+// settlement of the operation's budget hold.
+func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Operation, error) {
+	op, err := tx.LockOperation(ctx, key)
+	if err != nil {
+		return Operation{}, err
+	}
+	now := j.now()
+	switch {
+	case op.State == Sending && op.Worker == r.Worker:
+		// The usual case; a lease that ran out still lets the sender
+		// report, since recovery has not yet declared the outcome unknown.
+	case op.State == Pending && r.To == FailedSafe:
+		if err := holds(op, r.Worker, now); err != nil {
+			return op, err
+		}
+	case op.State == Sending:
+		return op, &LeaseError{Key: key, Worker: r.Worker, Holder: op.Worker}
+	default:
+		return op, j.refusal(op, r.To)
+	}
+	if !CanTransition(op.State, r.To) {
+		return op, j.refusal(op, r.To)
+	}
+	from := op.State
+	op.State = r.To
+	if r.To != Applied {
+		op.LastPhase, op.LastError = r.Phase, r.Detail
+	}
+	op.Evidence = op.Evidence.merge(r.Evidence)
+	op.LeaseExpires = time.Time{}
+	op.Updated = now
+	if err := tx.UpdateOperation(ctx, op); err != nil {
+		return Operation{}, err
+	}
+	reason := r.Detail
+	if reason == "" {
+		reason = string(r.To)
+	}
+	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
+}
+
+// Resolve settles an ambiguous operation with a person's decision, or a
+// reconciliation's, recorded with who, when, why and evidence.
+func (j *Journal) Resolve(ctx context.Context, key string, res Resolution) (op Operation, err error) {
+	err = j.store.Update(ctx, func(tx Tx) error {
+		op, err = j.ResolveTx(ctx, tx, key, res)
+		return err
+	})
+	return op, err
+}
+
+// ResolveTx is Resolve inside the caller's transaction, for example with
+// the settlement or release of the operation's budget hold.
+func (j *Journal) ResolveTx(ctx context.Context, tx Tx, key string, res Resolution) (Operation, error) {
+	if res.To != Applied && res.To != NotApplied {
+		return Operation{}, fmt.Errorf("journal: resolve %q: the outcome must be %s or %s, not %q", key, Applied, NotApplied, res.To)
+	}
+	if strings.TrimSpace(res.By) == "" || strings.TrimSpace(res.Note) == "" {
+		return Operation{}, fmt.Errorf("journal: resolve %q: say who decided (By) and why (Note)", key)
+	}
+	op, err := tx.LockOperation(ctx, key)
+	if err != nil {
+		return Operation{}, err
+	}
+	if op.State != Ambiguous {
+		return op, j.refusal(op, res.To)
+	}
+	now := j.now()
+	res.At = now
+	op.State = res.To
+	op.Resolution = &res
+	op.Evidence = op.Evidence.merge(res.Evidence)
+	op.LeaseExpires = time.Time{}
+	op.Updated = now
+	if err := tx.UpdateOperation(ctx, op); err != nil {
+		return Operation{}, err
+	}
+	return op, tx.AppendEntry(ctx, Entry{Key: key, From: Ambiguous, To: res.To, At: now, Actor: res.By, Reason: "resolved: " + res.Note, Evidence: res.Evidence})
+}
+
+// Recover makes every operation that is in sending with a lease that ran
+// out ambiguous: its worker stopped after the request may have been sent.
+// It returns the operations it changed. Run it when workers start and from
+// time to time; Claim never hands these operations out.
+func (j *Journal) Recover(ctx context.Context) ([]Operation, error) {
+	var all []Operation
+	for {
+		var batch []Operation
+		err := j.store.Update(ctx, func(tx Tx) error {
+			now := j.now()
+			expired, err := tx.ExpiredSending(ctx, now, 100)
+			if err != nil {
+				return err
+			}
+			batch = batch[:0]
+			for _, op := range expired {
+				detail := fmt.Sprintf("worker %q stopped while sending attempt %d (lease ran out at %s)",
+					op.Worker, op.Attempts, op.LeaseExpires.UTC().Format(time.RFC3339Nano))
+				op.State = Ambiguous
+				op.LastPhase, op.LastError = rubicon.Sent, detail
+				op.Evidence = op.Evidence.merge(Evidence{"lease_expired_at": op.LeaseExpires.UTC().Format(time.RFC3339Nano)})
+				op.Updated = now
+				if err := tx.UpdateOperation(ctx, op); err != nil {
+					return err
+				}
+				if err := tx.AppendEntry(ctx, Entry{Key: op.Key, From: Sending, To: Ambiguous, At: now, Actor: "recovery", Reason: detail}); err != nil {
+					return err
+				}
+				batch = append(batch, op)
+			}
+			return nil
+		})
+		if err != nil {
+			return all, err
+		}
+		all = append(all, batch...)
+		if len(batch) < 100 {
+			return all, nil
+		}
+	}
+}
+
+// Scope selects the operations RetrySafe considers.
+type Scope struct {
+	Kind          string
+	SubjectPrefix string
+	// By names who asked, for the audit log.
+	By string
+}
+
+// Left is an operation RetrySafe did not move, and why.
+type Left struct {
+	Key   string
+	State State
+	Why   string
+}
+
+// RetryReport says what RetrySafe moved and what it left.
+type RetryReport struct {
+	Moved []string
+	Left  []Left
+}
+
+// RetrySafe moves the operations of scope that provably had no effect
+// (failed_safe and not_applied) back to pending, and reports every other
+// operation of the scope with the reason it stayed. It never touches an
+// ambiguous operation.
+func (j *Journal) RetrySafe(ctx context.Context, scope Scope) (RetryReport, error) {
+	var rep RetryReport
+	by := scope.By
+	if by == "" {
+		by = "retry-safe"
+	}
+	err := j.store.Update(ctx, func(tx Tx) error {
+		rep = RetryReport{}
+		ops, err := tx.Operations(ctx, Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix})
+		if err != nil {
+			return err
+		}
+		now := j.now()
+		for _, op := range ops {
+			if op.State != FailedSafe && op.State != NotApplied {
+				rep.Left = append(rep.Left, Left{Key: op.Key, State: op.State, Why: whyLeft(op.State)})
+				continue
+			}
+			if op, err = tx.LockOperation(ctx, op.Key); err != nil {
+				return err
+			}
+			if op.State != FailedSafe && op.State != NotApplied {
+				// Changed since it was listed.
+				rep.Left = append(rep.Left, Left{Key: op.Key, State: op.State, Why: whyLeft(op.State)})
+				continue
+			}
+			from := op.State
+			op.State = Pending
+			op.Worker, op.LeaseExpires = "", time.Time{}
+			op.Updated = now
+			if err := tx.UpdateOperation(ctx, op); err != nil {
+				return err
+			}
+			if err := tx.AppendEntry(ctx, Entry{Key: op.Key, From: from, To: Pending, At: now, Actor: by,
+				Reason: "safe retry: " + string(from) + " had no effect"}); err != nil {
+				return err
+			}
+			rep.Moved = append(rep.Moved, op.Key)
+		}
+		return nil
+	})
+	return rep, err
+}
+
+func whyLeft(s State) string {
+	switch s {
+	case Ambiguous:
+		return "its outcome is unknown: resolve it, or reconcile it with the provider, first"
+	case Sending:
+		return "it is being sent now"
+	case Pending:
+		return "it is already waiting to be sent"
+	case Applied:
+		return "it was applied"
+	}
+	return "not a safe retry"
+}
+
+// refusal explains why op cannot move to to.
+func (j *Journal) refusal(op Operation, to State) error {
+	e := &TransitionError{Key: op.Key, From: op.State, To: to}
+	switch {
+	case op.State == Ambiguous:
+		e.Why = "its outcome is unknown; only a resolution (applied or not_applied, with who and why) can settle it"
+	case op.Resolution != nil:
+		e.Why = fmt.Sprintf("it was resolved as %s by %s at %s", op.Resolution.To, op.Resolution.By, op.Resolution.At.UTC().Format(time.RFC3339))
+	case op.State == Applied:
+		e.Why = "it was applied; an applied operation is final"
+	case to == Sending && (op.State == FailedSafe || op.State == NotApplied):
+		e.Why = "move it back to pending with a safe retry first"
+	case to == Applied || to == NotApplied:
+		e.Why = "only an operation being sent, or an ambiguous one, receives an outcome"
+	default:
+		e.Why = "the state machine does not allow it"
+	}
+	return e
+}
+
+// holds checks that worker holds a live lease on op.
+func holds(op Operation, worker string, now time.Time) error {
+	if op.Worker != worker || op.LeaseExpires.IsZero() {
+		return &LeaseError{Key: op.Key, Worker: worker, Holder: op.Worker}
+	}
+	if !now.Before(op.LeaseExpires) {
+		return &LeaseError{Key: op.Key, Worker: worker, Expired: op.LeaseExpires}
+	}
+	return nil
+}

@@ -1,0 +1,598 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// The conformance suite: the same cases, against every backend.
+
+func TestInsertIsIdempotentPerKey(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		op := e.insert(t, "order-7")
+		if op.State != journal.Pending || op.Kind != "charge" || op.Subject != "batch/order-7" || op.Attempts != 0 {
+			t.Fatalf("inserted %+v", op)
+		}
+		again, created, err := e.j.Insert(e.ctx, journal.NewOperation{Key: "order-7", Kind: "charge", Subject: "batch/order-7"})
+		if err != nil || created || again.Key != "order-7" || !again.Created.Equal(op.Created) {
+			t.Fatalf("second insert: %+v created %v, %v; want the existing operation", again, created, err)
+		}
+		_, _, err = e.j.Insert(e.ctx, journal.NewOperation{Key: "order-7", Kind: "refund", Subject: "batch/order-7"})
+		if !errors.Is(err, journal.ErrKeyConflict) || !strings.Contains(err.Error(), "order-7") {
+			t.Fatalf("reusing a key for another kind: %v", err)
+		}
+		for _, bad := range []journal.NewOperation{{Kind: "charge"}, {Key: "  ", Kind: "charge"}, {Key: "k"}} {
+			if _, _, err := e.j.Insert(e.ctx, bad); err == nil {
+				t.Errorf("insert %+v accepted", bad)
+			}
+		}
+		hist, err := e.j.History(e.ctx, "order-7")
+		if err != nil || len(hist) != 1 || hist[0].From != "" || hist[0].To != journal.Pending {
+			t.Fatalf("history after inserts: %+v, %v; want one creation entry", hist, err)
+		}
+	})
+}
+
+func TestHappyPathIsAudited(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.insert(t, "k1")
+		e.claim(t, "k1", "w1")
+		op, err := e.j.Send(e.ctx, "k1", "w1")
+		if err != nil || op.State != journal.Sending || op.Attempts != 1 || op.LeaseExpires.IsZero() {
+			t.Fatalf("send: %+v, %v", op, err)
+		}
+		op, err = e.j.Record(e.ctx, "k1", journal.Report{Worker: "w1", To: journal.Applied, Evidence: journal.Evidence{"request_id": "req_1"}})
+		if err != nil || op.State != journal.Applied || op.Evidence["request_id"] != "req_1" || !op.LeaseExpires.IsZero() {
+			t.Fatalf("record applied: %+v, %v", op, err)
+		}
+		got, err := e.j.Get(e.ctx, "k1")
+		if err != nil || got.State != journal.Applied || got.Evidence["request_id"] != "req_1" || got.Worker != "w1" {
+			t.Fatalf("read back: %+v, %v", got, err)
+		}
+		hist, err := e.j.History(e.ctx, "k1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var path []string
+		for _, h := range hist {
+			path = append(path, string(h.From)+">"+string(h.To)+"@"+h.Actor)
+		}
+		if want := ">pending@journal,pending>sending@w1,sending>applied@w1"; strings.Join(path, ",") != want {
+			t.Fatalf("audit %v, want %s", path, want)
+		}
+		if hist[2].Evidence["request_id"] != "req_1" {
+			t.Fatalf("the audit entry lost the evidence: %+v", hist[2])
+		}
+	})
+}
+
+// action is one attempt at a transition.
+type action struct {
+	name string
+	to   journal.State
+	do   func(e *env, key string) error
+}
+
+func actions() []action {
+	record := func(to journal.State) func(e *env, key string) error {
+		return func(e *env, key string) error {
+			if err := claimIfPending(e, key); err != nil {
+				return err
+			}
+			_, err := e.j.Record(e.ctx, key, journal.Report{Worker: "w1", To: to, Detail: "test"})
+			return err
+		}
+	}
+	resolve := func(to journal.State) func(e *env, key string) error {
+		return func(e *env, key string) error {
+			_, err := e.j.Resolve(e.ctx, key, journal.Resolution{To: to, By: "ana", Note: "checked the provider's dashboard"})
+			return err
+		}
+	}
+	return []action{
+		{"send", journal.Sending, func(e *env, key string) error {
+			if err := claimIfPending(e, key); err != nil {
+				return err
+			}
+			_, err := e.j.Send(e.ctx, key, "w1")
+			return err
+		}},
+		{"record applied", journal.Applied, record(journal.Applied)},
+		{"record not_applied", journal.NotApplied, record(journal.NotApplied)},
+		{"record failed_safe", journal.FailedSafe, record(journal.FailedSafe)},
+		{"record ambiguous", journal.Ambiguous, record(journal.Ambiguous)},
+		{"record pending", journal.Pending, record(journal.Pending)},
+		{"record sending", journal.Sending, record(journal.Sending)},
+		{"resolve applied", journal.Applied, resolve(journal.Applied)},
+		{"resolve not_applied", journal.NotApplied, resolve(journal.NotApplied)},
+		{"retry safe", journal.Pending, func(e *env, key string) error {
+			rep, err := e.j.RetrySafe(e.ctx, journal.Scope{Kind: "charge", SubjectPrefix: "batch/" + key})
+			if err != nil {
+				return err
+			}
+			if len(rep.Moved) != 1 {
+				return fmt.Errorf("left: %+v", rep.Left)
+			}
+			return nil
+		}},
+	}
+}
+
+// claimIfPending gives w1 the lease on a pending operation, as a worker
+// would hold it before acting.
+func claimIfPending(e *env, key string) error {
+	if op, _ := e.j.Get(e.ctx, key); op.State == journal.Pending {
+		_, err := e.j.Claim(e.ctx, "charge", "w1", 10)
+		return err
+	}
+	return nil
+}
+
+// legalActions lists, for each state, the actions that must succeed; every
+// other action must fail and leave the operation as it was.
+var legalActions = map[journal.State][]string{
+	journal.Pending:    {"send", "record failed_safe"},
+	journal.FailedSafe: {"retry safe"},
+	journal.Sending:    {"record applied", "record not_applied", "record failed_safe", "record ambiguous"},
+	journal.Applied:    {},
+	journal.NotApplied: {"retry safe"},
+	journal.Ambiguous:  {"resolve applied", "resolve not_applied"},
+}
+
+// TestEveryTransition drives an operation into each state and tries every
+// action on it: the legal ones move it where the state machine says, the
+// others fail with an error and change nothing, audit log included.
+func TestEveryTransition(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		for _, from := range journal.States {
+			for _, a := range actions() {
+				key := uniqueKey(string(from))
+				e.into(t, key, from)
+				before, _ := e.j.Get(e.ctx, key)
+				histBefore, _ := e.j.History(e.ctx, key)
+				err := a.do(e, key)
+				after, _ := e.j.Get(e.ctx, key)
+				histAfter, _ := e.j.History(e.ctx, key)
+				legal := false
+				for _, name := range legalActions[from] {
+					legal = legal || name == a.name
+				}
+				if legal {
+					if err != nil {
+						t.Errorf("%s, %s: legal, yet %v", from, a.name, err)
+						continue
+					}
+					if after.State != a.to {
+						t.Errorf("%s, %s: now %s, want %s", from, a.name, after.State, a.to)
+					}
+					if !journal.CanTransition(from, a.to) {
+						t.Errorf("%s, %s: succeeded but the state machine has no %s → %s", from, a.name, from, a.to)
+					}
+					last := histAfter[len(histAfter)-1]
+					if len(histAfter) != len(histBefore)+1 || last.From != from || last.To != a.to {
+						t.Errorf("%s, %s: audit %+v, want one more entry %s → %s", from, a.name, last, from, a.to)
+					}
+					continue
+				}
+				if err == nil {
+					t.Errorf("%s, %s: illegal, yet it succeeded (now %s)", from, a.name, after.State)
+					continue
+				}
+				if after.State != before.State || after.Attempts != before.Attempts || len(histAfter) != len(histBefore) {
+					t.Errorf("%s, %s: refused (%v) but changed the operation: %s → %s, audit %d → %d", from, a.name, err, before.State, after.State, len(histBefore), len(histAfter))
+				}
+				if !errors.Is(err, journal.ErrIllegalTransition) && !errors.Is(err, journal.ErrLeaseLost) && !strings.Contains(err.Error(), "left") && !strings.Contains(err.Error(), "must be") {
+					t.Errorf("%s, %s: error %v is not a transition or lease error", from, a.name, err)
+				}
+				if !strings.Contains(err.Error(), key) && !strings.Contains(err.Error(), "left") {
+					t.Errorf("%s, %s: error %q does not name the operation", from, a.name, err)
+				}
+			}
+		}
+	})
+}
+
+func TestLeases(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.insert(t, "a")
+		e.claim(t, "a", "w1")
+		if ops, err := e.j.Claim(e.ctx, "charge", "w2", 10); err != nil || len(ops) != 0 {
+			t.Fatalf("claim of a held operation by w2: %d, %v", len(ops), err)
+		}
+		if _, err := e.j.Send(e.ctx, "a", "w2"); !errors.Is(err, journal.ErrLeaseLost) || !strings.Contains(err.Error(), `"w1"`) {
+			t.Fatalf("send by a worker without the lease: %v", err)
+		}
+		e.clock.Advance(lease / 2)
+		if err := e.j.Renew(e.ctx, "w1", "a"); err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		e.clock.Advance(lease * 3 / 4) // past the first lease, within the renewed one
+		if _, err := e.j.Send(e.ctx, "a", "w1"); err != nil {
+			t.Fatalf("send within the renewed lease: %v", err)
+		}
+
+		// A pending claim whose worker died is claimable again.
+		e.insert(t, "b")
+		e.claim(t, "b", "w1")
+		e.clock.Advance(lease + time.Second)
+		if _, err := e.j.Send(e.ctx, "b", "w1"); !errors.Is(err, journal.ErrLeaseLost) || !strings.Contains(err.Error(), "ran out") {
+			t.Fatalf("send after the lease ran out: %v", err)
+		}
+		if err := e.j.Renew(e.ctx, "w1", "b"); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("renew after the lease ran out: %v", err)
+		}
+		e.claim(t, "b", "w2")
+		if _, err := e.j.Send(e.ctx, "b", "w2"); err != nil {
+			t.Fatalf("send by the new holder: %v", err)
+		}
+	})
+}
+
+func TestRecoverMakesAbandonedSendsAmbiguous(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.into(t, "sent-then-died", journal.Sending)
+		e.into(t, "claimed-then-died", journal.Pending)
+		e.claim(t, "claimed-then-died", "w9")
+		if got, err := e.j.Recover(e.ctx); err != nil || len(got) != 0 {
+			t.Fatalf("recover before any lease ran out: %d, %v", len(got), err)
+		}
+		e.clock.Advance(lease + time.Second)
+		got, err := e.j.Recover(e.ctx)
+		if err != nil || len(got) != 1 || got[0].Key != "sent-then-died" || got[0].State != journal.Ambiguous {
+			t.Fatalf("recover: %+v, %v", got, err)
+		}
+		op, _ := e.j.Get(e.ctx, "sent-then-died")
+		if op.State != journal.Ambiguous || op.LastPhase != "sent" || !strings.Contains(op.LastError, "w1") {
+			t.Fatalf("recovered operation: %+v", op)
+		}
+		hist, _ := e.j.History(e.ctx, "sent-then-died")
+		if last := hist[len(hist)-1]; last.Actor != "recovery" || last.To != journal.Ambiguous {
+			t.Fatalf("recovery's audit entry: %+v", last)
+		}
+		// Never handed out again; the abandoned claim is.
+		ops, err := e.j.Claim(e.ctx, "charge", "w2", 10)
+		if err != nil || len(ops) != 1 || ops[0].Key != "claimed-then-died" {
+			t.Fatalf("claim after recovery: %+v, %v", ops, err)
+		}
+		if _, err := e.j.Record(e.ctx, "sent-then-died", journal.Report{Worker: "w1", To: journal.Applied}); !errors.Is(err, journal.ErrIllegalTransition) {
+			t.Fatalf("a late report on a recovered operation: %v", err)
+		}
+	})
+}
+
+func TestRetrySafeNeverTouchesAmbiguous(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		for _, s := range journal.States {
+			e.into(t, "x-"+string(s), s)
+		}
+		rep, err := e.j.RetrySafe(e.ctx, journal.Scope{Kind: "charge", By: "ana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(rep.Moved, ",") != "x-failed_safe,x-not_applied" {
+			t.Fatalf("moved %v, want the failed_safe and not_applied operations", rep.Moved)
+		}
+		left := map[string]string{}
+		for _, l := range rep.Left {
+			left[l.Key] = l.Why
+		}
+		if len(left) != 4 || !strings.Contains(left["x-ambiguous"], "unknown") || !strings.Contains(left["x-sending"], "being sent") {
+			t.Fatalf("left %+v", rep.Left)
+		}
+		if op, _ := e.j.Get(e.ctx, "x-ambiguous"); op.State != journal.Ambiguous {
+			t.Fatalf("ambiguous operation moved to %s", op.State)
+		}
+		if op, _ := e.j.Get(e.ctx, "x-failed_safe"); op.State != journal.Pending || op.Worker != "" {
+			t.Fatalf("failed_safe operation is %+v", op)
+		}
+		hist, _ := e.j.History(e.ctx, "x-not_applied")
+		if last := hist[len(hist)-1]; last.Actor != "ana" || last.To != journal.Pending {
+			t.Fatalf("retry's audit entry: %+v", last)
+		}
+		// The scope narrows by subject.
+		e.into(t, "y-1", journal.FailedSafe)
+		rep, _ = e.j.RetrySafe(e.ctx, journal.Scope{Kind: "charge", SubjectPrefix: "batch/x-"})
+		if len(rep.Moved) != 0 {
+			t.Fatalf("a scope of batch/x- moved %v", rep.Moved)
+		}
+	})
+}
+
+func TestResolveRecordsWhoWhenWhy(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.into(t, "amb", journal.Ambiguous)
+		for _, bad := range []journal.Resolution{
+			{To: journal.Applied, Note: "no name"},
+			{To: journal.Applied, By: "ana"},
+			{To: journal.Pending, By: "ana", Note: "n"},
+		} {
+			if _, err := e.j.Resolve(e.ctx, "amb", bad); err == nil {
+				t.Errorf("resolution %+v accepted", bad)
+			}
+		}
+		op, err := e.j.Resolve(e.ctx, "amb", journal.Resolution{To: journal.NotApplied, By: "ana", Note: "no charge in the dashboard",
+			Evidence: journal.Evidence{"dashboard": "checked"}})
+		if err != nil || op.State != journal.NotApplied || op.Resolution == nil || op.Resolution.By != "ana" || op.Resolution.At.IsZero() {
+			t.Fatalf("resolve: %+v, %v", op, err)
+		}
+		got, _ := e.j.Get(e.ctx, "amb")
+		if got.Resolution == nil || got.Resolution.Note != "no charge in the dashboard" || got.Resolution.Evidence["dashboard"] != "checked" {
+			t.Fatalf("resolution read back: %+v", got.Resolution)
+		}
+		_, err = e.j.Resolve(e.ctx, "amb", journal.Resolution{To: journal.Applied, By: "bo", Note: "twice"})
+		if !errors.Is(err, journal.ErrIllegalTransition) || !strings.Contains(err.Error(), "resolved as not_applied by ana") {
+			t.Fatalf("resolving twice: %v", err)
+		}
+		e.into(t, "done", journal.Applied)
+		if _, err := e.j.Resolve(e.ctx, "done", journal.Resolution{To: journal.NotApplied, By: "bo", Note: "n"}); !errors.Is(err, journal.ErrIllegalTransition) {
+			t.Fatalf("resolving an operation that is not ambiguous: %v", err)
+		}
+	})
+}
+
+func TestUnknownKeys(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		calls := map[string]func() error{
+			"get":     func() error { _, err := e.j.Get(e.ctx, "nope"); return err },
+			"history": func() error { _, err := e.j.History(e.ctx, "nope"); return err },
+			"send":    func() error { _, err := e.j.Send(e.ctx, "nope", "w"); return err },
+			"record":  func() error { _, err := e.j.Record(e.ctx, "nope", journal.Report{Worker: "w", To: journal.Applied}); return err },
+			"resolve": func() error {
+				_, err := e.j.Resolve(e.ctx, "nope", journal.Resolution{To: journal.Applied, By: "a", Note: "n"})
+				return err
+			},
+		}
+		for name, call := range calls {
+			err := call()
+			if !errors.Is(err, journal.ErrNotFound) || !strings.Contains(err.Error(), `"nope"`) {
+				t.Errorf("%s of an unknown key: %v", name, err)
+			}
+		}
+	})
+}
+
+func TestAuditLogIsAppendOnly(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.into(t, "k", journal.Applied)
+		for _, stmt := range []string{
+			`UPDATE rubicon_audit SET reason = 'rewritten'`,
+			`DELETE FROM rubicon_audit`,
+		} {
+			if _, err := e.db.SQL().ExecContext(e.ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+				t.Errorf("%s: %v, want a refusal", stmt, err)
+			}
+		}
+		// recorded, sending, applied
+		if hist, _ := e.j.History(e.ctx, "k"); len(hist) != 3 || hist[0].Reason != "recorded" {
+			t.Fatalf("audit after the attempts: %+v, want the 3 entries unchanged", hist)
+		}
+	})
+}
+
+func TestLedgerHolds(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		if _, err := e.l.Open(e.ctx, "batch-1", "micro-USD", 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+		h, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 600_000, Operation: "op-1"})
+		if err != nil || h.State != ledger.Held {
+			t.Fatalf("hold: %+v, %v", h, err)
+		}
+		again, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 600_000})
+		if err != nil || again.ID != "h1" {
+			t.Fatalf("holding the same id again: %v", err)
+		}
+		if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 1}); !errors.Is(err, ledger.ErrHoldConflict) {
+			t.Fatalf("reusing a hold id for another amount: %v", err)
+		}
+		_, err = e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h2", Account: "batch-1", Amount: 500_000})
+		var ie *ledger.InsufficientError
+		if !errors.As(err, &ie) || ie.Available != 400_000 {
+			t.Fatalf("a hold past the limit: %v, want refused with 400000 available", err)
+		}
+		if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h3", Account: "nope", Amount: 1}); !errors.Is(err, ledger.ErrNoAccount) {
+			t.Fatalf("a hold on an unknown account: %v", err)
+		}
+		if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h4", Account: "batch-1", Amount: 400_000}); err != nil {
+			t.Fatalf("a hold that fits exactly: %v", err)
+		}
+		if _, err := e.l.Settle(e.ctx, "h1", 650_000); err != nil { // actual above the estimate
+			t.Fatal(err)
+		}
+		if _, err := e.l.Settle(e.ctx, "h1", 650_000); err != nil {
+			t.Fatalf("settling again with the same amount: %v", err)
+		}
+		if _, err := e.l.Settle(e.ctx, "h1", 1); !errors.Is(err, ledger.ErrHoldClosed) {
+			t.Fatalf("settling again with another amount: %v", err)
+		}
+		if _, err := e.l.Void(e.ctx, "h4"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.l.Settle(e.ctx, "h4", 5); !errors.Is(err, ledger.ErrHoldClosed) {
+			t.Fatalf("settling a voided hold: %v", err)
+		}
+		if _, err := e.l.Void(e.ctx, "missing"); !errors.Is(err, ledger.ErrNoHold) {
+			t.Fatalf("voiding an unknown hold: %v", err)
+		}
+		acct, err := e.l.Account(e.ctx, "batch-1")
+		if err != nil || acct.Held != 0 || acct.Spent != 650_000 || acct.Available() != 350_000 {
+			t.Fatalf("account: %+v, %v", acct, err)
+		}
+		if bad, err := e.l.Verify(e.ctx); err != nil || len(bad) != 0 {
+			t.Fatalf("verify: %+v, %v", bad, err)
+		}
+	})
+}
+
+// TestHoldAndSendCommitTogether: a hold and the sending transition made in
+// one transaction both happen, or neither does.
+func TestHoldAndSendCommitTogether(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.l.Open(e.ctx, "acct", "micro-USD", 100)
+		e.insert(t, "op")
+		e.claim(t, "op", "w1")
+
+		// A send that fails (wrong worker) takes the hold with it.
+		err := e.db.Update(e.ctx, func(tx *sqlstore.Tx) error {
+			if _, err := e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: "op", Account: "acct", Amount: 60, Operation: "op"}); err != nil {
+				return err
+			}
+			_, err := e.j.SendTx(e.ctx, tx, "op", "intruder")
+			return err
+		})
+		if !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("send by the wrong worker: %v", err)
+		}
+		if acct, _ := e.l.Account(e.ctx, "acct"); acct.Held != 0 {
+			t.Fatalf("the hold survived the rolled-back send: %+v", acct)
+		}
+
+		err = e.db.Update(e.ctx, func(tx *sqlstore.Tx) error {
+			if _, err := e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: "op", Account: "acct", Amount: 60, Operation: "op"}); err != nil {
+				return err
+			}
+			_, err := e.j.SendTx(e.ctx, tx, "op", "w1")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, _ := e.j.Get(e.ctx, "op")
+		acct, _ := e.l.Account(e.ctx, "acct")
+		if op.State != journal.Sending || acct.Held != 60 {
+			t.Fatalf("after the joint commit: %s, held %d", op.State, acct.Held)
+		}
+		// Outcome and settlement, together too.
+		err = e.db.Update(e.ctx, func(tx *sqlstore.Tx) error {
+			if _, err := e.j.RecordTx(e.ctx, tx, "op", journal.Report{Worker: "w1", To: journal.Applied}); err != nil {
+				return err
+			}
+			_, err := e.l.SettleTx(e.ctx, tx, "op", 55)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, _ = e.l.Account(e.ctx, "acct")
+		if acct.Held != 0 || acct.Spent != 55 {
+			t.Fatalf("after settling: %+v", acct)
+		}
+	})
+}
+
+func TestConcurrentHoldsNeverExceedTheLimit(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.l.Open(e.ctx, "shared", "micro-USD", 1_000)
+		const goroutines, each = 16, 20
+		errs := make(chan error, goroutines*each)
+		granted := make(chan struct{}, goroutines*each)
+		done := make(chan struct{})
+		for g := range goroutines {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := range each {
+					_, err := e.l.Hold(context.Background(), ledger.HoldRequest{ID: fmt.Sprintf("g%d-%d", g, i), Account: "shared", Amount: 7})
+					switch {
+					case err == nil:
+						granted <- struct{}{}
+					case !errors.Is(err, ledger.ErrInsufficientFunds):
+						errs <- err
+					}
+				}
+			}()
+		}
+		for range goroutines {
+			<-done
+		}
+		close(errs)
+		for err := range errs {
+			t.Fatalf("hold failed other than for the budget: %v", err)
+		}
+		acct, _ := e.l.Account(e.ctx, "shared")
+		if n := len(granted); n != 1000/7 || acct.Held != ledger.Amount(7*n) || acct.Held > acct.Limit {
+			t.Fatalf("%d holds granted, %d held of %d: want %d holds, never past the limit", n, acct.Held, acct.Limit, 1000/7)
+		}
+		if bad, err := e.l.Verify(e.ctx); err != nil || len(bad) != 0 {
+			t.Fatalf("verify: %+v, %v", bad, err)
+		}
+	})
+}
+
+func TestClaimsNeverOverlap(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		const n = 60
+		for i := range n {
+			e.insert(t, fmt.Sprintf("q-%02d", i))
+		}
+		claimed := make(chan string, n*2)
+		done := make(chan error)
+		for w := range 6 {
+			go func() {
+				for {
+					ops, err := e.j.Claim(context.Background(), "charge", fmt.Sprintf("w%d", w), 3)
+					if err != nil || len(ops) == 0 {
+						done <- err
+						return
+					}
+					for _, op := range ops {
+						claimed <- op.Key
+					}
+				}
+			}()
+		}
+		for range 6 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(claimed)
+		seen := map[string]bool{}
+		for k := range claimed {
+			if seen[k] {
+				t.Fatalf("%s claimed twice", k)
+			}
+			seen[k] = true
+		}
+		if len(seen) != n {
+			t.Fatalf("%d of %d operations claimed", len(seen), n)
+		}
+	})
+}
+
+func TestListFilters(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.into(t, "a_1", journal.Applied)
+		e.into(t, "a%2", journal.Ambiguous)
+		e.into(t, "b-1", journal.Pending)
+		ops, err := e.j.List(e.ctx, journal.Filter{Kind: "charge", SubjectPrefix: "batch/a%", States: []journal.State{journal.Ambiguous, journal.Applied}})
+		if err != nil || len(ops) != 1 || ops[0].Key != "a%2" {
+			t.Fatalf("list by literal prefix batch/a%%: %+v, %v", ops, err)
+		}
+		ops, _ = e.j.List(e.ctx, journal.Filter{Limit: 2})
+		if len(ops) != 2 {
+			t.Fatalf("limit 2 gave %d", len(ops))
+		}
+	})
+}

@@ -1,0 +1,296 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/journal"
+)
+
+const operationColumns = `key, kind, subject, state, attempts, last_phase, last_error, evidence, worker, lease_expires_at, created_at, updated_at, resolution`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanOperation(s scanner) (journal.Operation, error) {
+	var (
+		op         journal.Operation
+		state      string
+		phase      string
+		evidence   string
+		lease      sql.NullInt64
+		created    int64
+		updated    int64
+		resolution sql.NullString
+	)
+	if err := s.Scan(&op.Key, &op.Kind, &op.Subject, &state, &op.Attempts, &phase, &op.LastError, &evidence,
+		&op.Worker, &lease, &created, &updated, &resolution); err != nil {
+		return op, err
+	}
+	op.State, op.LastPhase = journal.State(state), rubicon.Phase(phase)
+	op.Created, op.Updated = fromMicros(created), fromMicros(updated)
+	if lease.Valid {
+		op.LeaseExpires = fromMicros(lease.Int64)
+	}
+	var err error
+	if op.Evidence, err = decodeEvidence(evidence); err != nil {
+		return op, fmt.Errorf("operation %q: evidence: %w", op.Key, err)
+	}
+	if resolution.Valid {
+		var r storedResolution
+		if err := json.Unmarshal([]byte(resolution.String), &r); err != nil {
+			return op, fmt.Errorf("operation %q: resolution: %w", op.Key, err)
+		}
+		op.Resolution = &journal.Resolution{To: journal.State(r.To), By: r.By, Note: r.Note, At: fromMicros(r.At), Evidence: r.Evidence}
+	}
+	return op, nil
+}
+
+// storedResolution is a Resolution as JSON in the resolution column.
+type storedResolution struct {
+	To       string           `json:"to"`
+	By       string           `json:"by"`
+	Note     string           `json:"note"`
+	At       int64            `json:"at"`
+	Evidence journal.Evidence `json:"evidence,omitempty"`
+}
+
+// CreateOperation implements journal.Tx.
+func (tx *Tx) CreateOperation(ctx context.Context, op journal.Operation) (journal.Operation, bool, error) {
+	ev, err := encodeEvidence(op.Evidence)
+	if err != nil {
+		return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", op.Key, err)
+	}
+	res, err := tx.tx.ExecContext(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING`,
+		op.Key, op.Kind, op.Subject, string(op.State), ev, micros(op.Created), micros(op.Updated))
+	if err != nil {
+		return journal.Operation{}, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return journal.Operation{}, false, err
+	}
+	stored, err := tx.LockOperation(ctx, op.Key)
+	return stored, n == 1, err
+}
+
+// LockOperation implements journal.Tx.
+func (tx *Tx) LockOperation(ctx context.Context, key string) (journal.Operation, error) {
+	op, err := scanOperation(tx.tx.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM rubicon_operations WHERE key = $1`+tx.lock(), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return op, &journal.NotFoundError{Key: key}
+	}
+	return op, err
+}
+
+// UpdateOperation implements journal.Tx.
+func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
+	ev, err := encodeEvidence(op.Evidence)
+	if err != nil {
+		return fmt.Errorf("journal: operation %q: evidence: %w", op.Key, err)
+	}
+	var resolution any
+	if r := op.Resolution; r != nil {
+		b, err := json.Marshal(storedResolution{To: string(r.To), By: r.By, Note: r.Note, At: micros(r.At), Evidence: r.Evidence})
+		if err != nil {
+			return fmt.Errorf("journal: operation %q: resolution: %w", op.Key, err)
+		}
+		resolution = string(b)
+	}
+	res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_operations SET state = $2, attempts = $3, last_phase = $4, last_error = $5,
+		evidence = $6, worker = $7, lease_expires_at = $8, updated_at = $9, resolution = $10 WHERE key = $1`,
+		op.Key, string(op.State), op.Attempts, string(op.LastPhase), op.LastError, ev, op.Worker, nullMicros(op.LeaseExpires), micros(op.Updated), resolution)
+	if err != nil {
+		return err
+	}
+	return oneRow(res, &journal.NotFoundError{Key: op.Key})
+}
+
+// AppendEntry implements journal.Tx.
+func (tx *Tx) AppendEntry(ctx context.Context, e journal.Entry) error {
+	ev, err := encodeEvidence(e.Evidence)
+	if err != nil {
+		return fmt.Errorf("journal: operation %q: evidence: %w", e.Key, err)
+	}
+	_, err = tx.tx.ExecContext(ctx, `INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason, evidence)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.Key, string(e.From), string(e.To), micros(e.At), e.Actor, e.Reason, ev)
+	return err
+}
+
+// ClaimPending implements journal.Tx.
+func (tx *Tx) ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]journal.Operation, error) {
+	rows, err := tx.tx.QueryContext(ctx, `UPDATE rubicon_operations SET worker = $1, lease_expires_at = $2, updated_at = $3
+		WHERE key IN (SELECT key FROM rubicon_operations
+			WHERE kind = $4 AND state = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+			ORDER BY created_at, key LIMIT $5`+tx.d.skipLocked+`)
+		RETURNING `+operationColumns, worker, micros(until), micros(now), kind, n)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := scanOperations(rows)
+	sort.Slice(ops, func(i, j int) bool {
+		if !ops[i].Created.Equal(ops[j].Created) {
+			return ops[i].Created.Before(ops[j].Created)
+		}
+		return ops[i].Key < ops[j].Key
+	})
+	return ops, err
+}
+
+// RenewLeases implements journal.Tx.
+func (tx *Tx) RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error) {
+	var renewed []string
+	for _, k := range keys {
+		res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_operations SET lease_expires_at = $1
+			WHERE key = $2 AND worker = $3 AND state IN ('pending', 'sending') AND lease_expires_at > $4`,
+			micros(until), k, worker, micros(now))
+		if err != nil {
+			return renewed, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return renewed, err
+		} else if n == 1 {
+			renewed = append(renewed, k)
+		}
+	}
+	return renewed, nil
+}
+
+// ExpiredSending implements journal.Tx.
+func (tx *Tx) ExpiredSending(ctx context.Context, now time.Time, limit int) ([]journal.Operation, error) {
+	rows, err := tx.tx.QueryContext(ctx, `SELECT `+operationColumns+` FROM rubicon_operations
+		WHERE state = 'sending' AND lease_expires_at <= $1 ORDER BY lease_expires_at, key LIMIT $2`+tx.d.skipLocked,
+		micros(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanOperations(rows)
+}
+
+// Operations implements journal.Tx.
+func (tx *Tx) Operations(ctx context.Context, f journal.Filter) ([]journal.Operation, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if f.Kind != "" {
+		where = append(where, "kind = "+arg(f.Kind))
+	}
+	if f.SubjectPrefix != "" {
+		// substr rather than LIKE, so that % and _ in the prefix are literal.
+		where = append(where, fmt.Sprintf("substr(subject, 1, %s) = %s", arg(len([]rune(f.SubjectPrefix))), arg(f.SubjectPrefix)))
+	}
+	if len(f.States) > 0 {
+		marks := make([]string, len(f.States))
+		for i, s := range f.States {
+			marks[i] = arg(string(s))
+		}
+		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+	}
+	q := `SELECT ` + operationColumns + ` FROM rubicon_operations`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at, key"
+	if f.Limit > 0 {
+		q += " LIMIT " + arg(f.Limit)
+	}
+	rows, err := tx.tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanOperations(rows)
+}
+
+// Entries implements journal.Tx.
+func (tx *Tx) Entries(ctx context.Context, key string) ([]journal.Entry, error) {
+	rows, err := tx.tx.QueryContext(ctx, `SELECT id, op_key, from_state, to_state, at, actor, reason, evidence
+		FROM rubicon_audit WHERE op_key = $1 ORDER BY id`, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []journal.Entry
+	for rows.Next() {
+		var e journal.Entry
+		var from, to, ev string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.Key, &from, &to, &at, &e.Actor, &e.Reason, &ev); err != nil {
+			return nil, err
+		}
+		e.From, e.To, e.At = journal.State(from), journal.State(to), fromMicros(at)
+		if e.Evidence, err = decodeEvidence(ev); err != nil {
+			return nil, fmt.Errorf("audit entry %d: evidence: %w", e.ID, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func scanOperations(rows *sql.Rows) ([]journal.Operation, error) {
+	defer rows.Close()
+	var ops []journal.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, rows.Err()
+}
+
+func encodeEvidence(e journal.Evidence) (string, error) {
+	if len(e) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(e)
+	return string(b), err
+}
+
+func decodeEvidence(s string) (journal.Evidence, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var e journal.Evidence
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
+		return nil, err
+	}
+	if len(e) == 0 {
+		return nil, nil
+	}
+	return e, nil
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// oneRow checks that res changed exactly one row, and returns notFound if
+// it changed none.
+func oneRow(res sql.Result, notFound error) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+// Package sqlstore keeps rubicon's journal and ledger in SQL: SQLite
+// (modernc.org/sqlite, pure Go) as the embedded default, PostgreSQL (pgx)
+// for many workers on many machines. One implementation over database/sql
+// serves both through a small dialect, and one conformance suite tests both.
+//
+// The schema is created and upgraded by versioned migrations embedded in
+// the binary, applied when the database is opened. Applications add their
+// own tables through the same mechanism ([Migration]). A database made by a
+// newer version than the binary knows is refused with a clear error.
+//
+// On SQLite, write transactions go through a single writer connection with
+// BEGIN IMMEDIATE, in WAL mode, with a busy timeout and foreign keys on. On
+// PostgreSQL, workers claim operations with SELECT … FOR UPDATE SKIP LOCKED.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+)
+
+// Synchronous is SQLite's durability setting.
+type Synchronous string
+
+const (
+	// Full syncs the write-ahead log on every commit: a committed
+	// transaction survives a power failure. The default.
+	Full Synchronous = "FULL"
+	// Normal syncs only at checkpoints: a committed transaction survives a
+	// crash of the process, but the last ones may be lost to a power
+	// failure or an operating-system crash.
+	Normal Synchronous = "NORMAL"
+)
+
+// Options configure [Open].
+type Options struct {
+	// BusyTimeout is how long a write waits for a lock held by another
+	// process (SQLite) before failing with ErrLocked. Default 5 s.
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's durability setting. Default Full.
+	Synchronous Synchronous
+	// Migrations are the application's own, applied after rubicon's.
+	Migrations []Migration
+	// MaxConns caps PostgreSQL connections (default 10) and SQLite readers
+	// (default 4).
+	MaxConns int
+}
+
+// ErrLocked reports a database that stayed locked past the busy timeout.
+var ErrLocked = errors.New("sqlstore: database is locked")
+
+// DB is an open journal-and-ledger database. It is safe for concurrent use.
+type DB struct {
+	d       *dialect
+	writer  *sql.DB // every write; on SQLite a single connection
+	reader  *sql.DB // reads; the same as writer on PostgreSQL
+	name    string  // for messages: the file path, or the DSN without password
+	timeout time.Duration
+}
+
+// Open opens, creating it if needed, the database that dsn names, and
+// brings its schema up to date. A dsn starting with postgres:// or
+// postgresql:// selects PostgreSQL; anything else is a SQLite file path,
+// optionally prefixed with sqlite: or file:.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = Full
+	}
+	if opts.Synchronous != Full && opts.Synchronous != Normal {
+		return nil, fmt.Errorf("sqlstore: Synchronous is %q: use FULL or NORMAL", opts.Synchronous)
+	}
+	var db *DB
+	var err error
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		db, err = openPostgres(dsn, opts)
+	} else {
+		db, err = openSQLite(dsn, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrate(ctx, opts.Migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openPostgres(dsn string, opts Options) (*DB, error) {
+	name := dsn
+	if u, err := url.Parse(dsn); err == nil {
+		name = u.Redacted()
+	}
+	pool, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open PostgreSQL %s: %w", name, err)
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 10
+	}
+	pool.SetMaxOpenConns(n)
+	pool.SetMaxIdleConns(n)
+	return &DB{d: postgres, writer: pool, reader: pool, name: name, timeout: opts.BusyTimeout}, nil
+}
+
+func openSQLite(dsn string, opts Options) (*DB, error) {
+	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+	if path == "" {
+		return nil, errors.New("sqlstore: no database path given")
+	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	uri := "file:" + (&url.URL{Path: path}).EscapedPath()
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
+		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
+	writer, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+	}
+	// One writer: writes in this process queue for it instead of spinning
+	// on SQLite's lock.
+	writer.SetMaxOpenConns(1)
+	writer.SetConnMaxIdleTime(0)
+	reader, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+common)
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 4
+	}
+	reader.SetMaxOpenConns(n)
+	db := &DB{d: sqliteDialect, writer: writer, reader: reader, name: path, timeout: opts.BusyTimeout}
+	// Create the file and switch it to WAL now, through the writer, so that
+	// a path that cannot be written fails here with its name.
+	if err := writer.Ping(); err != nil {
+		db.Close()
+		return nil, db.wrap(fmt.Errorf("open SQLite database %s: %w", path, err))
+	}
+	return db, nil
+}
+
+// checkWritable fails early, naming the path, when SQLite could not create
+// or write the database or its write-ahead log there.
+func checkWritable(path string) error {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("sqlstore: cannot create database %s: the directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("sqlstore: cannot use database %s: %w", path, err)
+	case !info.IsDir():
+		return fmt.Errorf("sqlstore: cannot create database %s: %s is not a directory", path, dir)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("sqlstore: cannot use database %s: it is a directory", path)
+	}
+	// SQLite writes its -wal and -shm files beside the database, so the
+	// directory itself must be writable.
+	probe, err := os.CreateTemp(dir, ".rubicon-write-check-*")
+	if err != nil {
+		return fmt.Errorf("sqlstore: database %s is not writable: cannot create files in %s: %w", path, dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sqlstore: database %s is not writable: %w", path, err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	err := db.writer.Close()
+	if db.reader != db.writer {
+		err = errors.Join(err, db.reader.Close())
+	}
+	return err
+}
+
+// Backend returns "sqlite" or "postgres".
+func (db *DB) Backend() string { return db.d.name }
+
+// SQL returns the connection pool that writes go through, for an
+// application's own queries.
+func (db *DB) SQL() *sql.DB { return db.writer }
+
+// Tx is a transaction. It implements journal.Tx and ledger.Tx, so that a
+// journal transition and a ledger change can commit together.
+type Tx struct {
+	tx       *sql.Tx
+	d        *dialect
+	readOnly bool
+}
+
+// SQL returns the underlying transaction, for an application's own tables.
+func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+
+// Update runs fn in a read-write transaction, committed if fn returns nil.
+func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	return db.run(ctx, db.writer, false, fn)
+}
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	return db.run(ctx, db.reader, true, fn)
+}
+
+func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx) error) (err error) {
+	var opts *sql.TxOptions
+	if readOnly && db.d == postgres {
+		opts = &sql.TxOptions{ReadOnly: true}
+	}
+	stx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return db.wrap(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			stx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(&Tx{tx: stx, d: db.d, readOnly: readOnly}); err != nil {
+		stx.Rollback()
+		return db.wrap(err)
+	}
+	return db.wrap(stx.Commit())
+}
+
+// wrap turns SQLite's busy error into ErrLocked with a message that says
+// what happened.
+func (db *DB) wrap(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
+		return fmt.Errorf("%w: %s stayed locked by another connection or process for the busy timeout (%s): %v", ErrLocked, db.name, db.timeout, err)
+	}
+	if err != nil && !strings.HasPrefix(err.Error(), "sqlstore:") && !isDomainError(err) {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return err
+}
+
+// isDomainError reports errors of the journal and ledger, which already say
+// what went wrong in their own words.
+func isDomainError(err error) bool {
+	for _, target := range []error{journal.ErrNotFound, journal.ErrIllegalTransition, journal.ErrLeaseLost, journal.ErrKeyConflict,
+		ledger.ErrNoAccount, ledger.ErrNoHold, ledger.ErrInsufficientFunds, ledger.ErrHoldClosed, ledger.ErrHoldConflict} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return strings.HasPrefix(err.Error(), "journal:") || strings.HasPrefix(err.Error(), "ledger:")
+}
+
+// JournalStore returns db as a journal.Store.
+func (db *DB) JournalStore() journal.Store { return journalStore{db} }
+
+// LedgerStore returns db as a ledger.Store.
+func (db *DB) LedgerStore() ledger.Store { return ledgerStore{db} }
+
+type journalStore struct{ db *DB }
+
+func (s journalStore) Update(ctx context.Context, fn func(journal.Tx) error) error {
+	return s.db.Update(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+func (s journalStore) View(ctx context.Context, fn func(journal.Tx) error) error {
+	return s.db.View(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+type ledgerStore struct{ db *DB }
+
+func (s ledgerStore) Update(ctx context.Context, fn func(ledger.Tx) error) error {
+	return s.db.Update(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+func (s ledgerStore) View(ctx context.Context, fn func(ledger.Tx) error) error {
+	return s.db.View(ctx, func(tx *Tx) error { return fn(tx) })
+}
