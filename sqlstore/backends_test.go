@@ -99,6 +99,12 @@ func (c *clock) Now() time.Time {
 	return c.now
 }
 
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)

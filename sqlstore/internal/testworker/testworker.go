@@ -1,0 +1,135 @@
+// Package testworker is the worker process of sqlstore's crash and
+// multi-process tests. Its behaviour is set through the environment; see
+// sqlstore's process_test.go. It is built without the race detector, since
+// each worker is a sequential program and the race-instrumented SQLite is
+// ten times slower.
+package testworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/sqlstore"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// Main runs the worker the environment asks for and returns the exit code.
+func Main() int {
+	run := worker
+	if os.Getenv("RUBICON_WORKER_MODE") == "hold" {
+		run = holder
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	return 0
+}
+
+// worker claims "charge" operations until none is left. For each: hold the
+// budget and commit sending in one transaction, POST to the server, then
+// record the outcome and settle or void the hold in one transaction.
+func worker() error {
+	offset, _ := time.ParseDuration(os.Getenv("RUBICON_WORKER_OFFSET"))
+	lease, _ := time.ParseDuration(os.Getenv("RUBICON_WORKER_LEASE"))
+	pause := os.Getenv("RUBICON_WORKER_PAUSE") == "true"
+	name, server := os.Getenv("RUBICON_WORKER_NAME"), os.Getenv("RUBICON_WORKER_SERVER")
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, os.Getenv("RUBICON_WORKER_DSN"), sqlstore.Options{BusyTimeout: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	now := func() time.Time { return time.Now().Add(offset) }
+	j := journal.New(db.JournalStore(), journal.Options{Lease: lease, Now: now})
+	l := ledger.New(db.LedgerStore(), now)
+	client, err := transport.NewClient(transport.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	step := func() {
+		if pause {
+			time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond)
+		}
+	}
+	for {
+		ops, err := j.Claim(ctx, "charge", name, 4)
+		if err != nil {
+			return err
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		for _, op := range ops {
+			step()
+			err := db.Update(ctx, func(tx *sqlstore.Tx) error {
+				if _, err := l.HoldTx(ctx, tx, ledger.HoldRequest{ID: op.Key, Account: "budget", Amount: 10, Operation: op.Key}); err != nil {
+					return err
+				}
+				_, err := j.SendTx(ctx, tx, op.Key, name)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("hold and send %s: %w", op.Key, err)
+			}
+			step()
+			resp, callErr := client.Post(server+"/ops/"+op.Key, "application/json", strings.NewReader(`{"amount":10}`))
+			if callErr == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			step()
+			rep := journal.ReportFor(name, callErr)
+			err = db.Update(ctx, func(tx *sqlstore.Tx) error {
+				if _, err := j.RecordTx(ctx, tx, op.Key, rep); err != nil {
+					return err
+				}
+				switch rep.To {
+				case journal.Applied:
+					_, err = l.SettleTx(ctx, tx, op.Key, 9)
+				case journal.NotApplied, journal.FailedSafe:
+					_, err = l.VoidTx(ctx, tx, op.Key)
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("record %s: %w", op.Key, err)
+			}
+		}
+	}
+}
+
+// holder tries 50 holds of 7 on the account "shared" and prints how many it
+// was granted.
+func holder() error {
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, os.Getenv("RUBICON_WORKER_DSN"), sqlstore.Options{BusyTimeout: 30 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	l := ledger.New(db.LedgerStore(), nil)
+	fmt.Println("ready")
+	granted := 0
+	for i := range 50 {
+		_, err := l.Hold(ctx, ledger.HoldRequest{ID: fmt.Sprintf("%s-%d", os.Getenv("RUBICON_WORKER_NAME"), i), Account: "shared", Amount: 7})
+		switch {
+		case err == nil:
+			granted++
+		case !errors.Is(err, ledger.ErrInsufficientFunds):
+			return err
+		}
+	}
+	fmt.Println(granted)
+	return nil
+}
+

@@ -1,0 +1,129 @@
+package sqlstore_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/sqlstore/internal/testworker"
+)
+
+// The crash and multi-worker tests run workers as child processes: a
+// testworker binary built for the run, or, if the go command cannot build
+// it, this test binary started again with workerEnv set.
+const workerEnv = "RUBICON_TEST_WORKER"
+
+// workerBinary is the program that child workers run.
+var workerBinary = os.Args[0]
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(testworker.Main())
+	}
+	dir, err := os.MkdirTemp("", "rubicon-testworker-")
+	if err == nil {
+		bin := filepath.Join(dir, "testworker")
+		build := exec.Command("go", "build", "-o", bin, "./internal/testworker/cmd/testworker")
+		// Built without -race, which go test does not pass on: see package
+		// testworker.
+		if out, err := build.CombinedOutput(); err == nil {
+			workerBinary = bin
+		} else {
+			fmt.Fprintf(os.Stderr, "sqlstore tests: building the test worker failed, using the test binary: %v\n%s", err, out)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workerConfig is what a child worker is told through its environment.
+type workerConfig struct {
+	DSN, Server, Name string
+	// Offset moves the worker's clock, so that a restarted worker finds the
+	// leases of a killed one run out without waiting for them.
+	Offset time.Duration
+	Lease  time.Duration
+	// Pause, if set, sleeps up to a millisecond between the steps, so that
+	// random kill points fall between every pair of steps.
+	Pause bool
+	// Mode "hold" runs holder instead of worker.
+	Mode string
+}
+
+func (c workerConfig) env() []string {
+	return append(os.Environ(), workerEnv+"=1",
+		"RUBICON_WORKER_DSN="+c.DSN, "RUBICON_WORKER_SERVER="+c.Server, "RUBICON_WORKER_NAME="+c.Name,
+		"RUBICON_WORKER_OFFSET="+c.Offset.String(), "RUBICON_WORKER_LEASE="+c.Lease.String(),
+		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode)
+}
+
+// startWorker starts a worker process and waits until it has opened the
+// database.
+func startWorker(t testing.TB, c workerConfig) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(workerBinary, "-test.run=^$")
+	cmd.Env = c.env()
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("worker %s did not start: %q, %v", c.Name, line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return cmd
+}
+
+// runHolder runs a holder process to the end and returns what it printed
+// after "ready".
+func runHolder(c workerConfig) (*exec.Cmd, *bufio.Reader, error) {
+	cmd := exec.Command(workerBinary, "-test.run=^$")
+	cmd.Env = c.env()
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, bufio.NewReader(out), cmd.Start()
+}
+
+// seed records n operations and a budget that pays for all of them.
+func seed(t testing.TB, e *env, n int) []string {
+	t.Helper()
+	if _, err := e.l.Open(e.ctx, "budget", "micro-USD", ledger.Amount(10*n)); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("op-%03d", i)
+		e.insert(t, keys[i])
+	}
+	return keys
+}
+
+// effects counts, per operation key, the requests that reached the
+// server.
+func effects(srv *faultserver.Server) map[string]int {
+	n := map[string]int{}
+	for _, r := range srv.Requests() {
+		n[strings.TrimPrefix(r.Path, "/ops/")]++
+	}
+	return n
+}
