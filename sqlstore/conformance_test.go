@@ -352,7 +352,10 @@ func TestUnknownKeys(t *testing.T) {
 			"get":     func() error { _, err := e.j.Get(e.ctx, "nope"); return err },
 			"history": func() error { _, err := e.j.History(e.ctx, "nope"); return err },
 			"send":    func() error { _, err := e.j.Send(e.ctx, "nope", "w"); return err },
-			"record":  func() error { _, err := e.j.Record(e.ctx, "nope", journal.Report{Worker: "w", To: journal.Applied}); return err },
+			"record": func() error {
+				_, err := e.j.Record(e.ctx, "nope", journal.Report{Worker: "w", To: journal.Applied})
+				return err
+			},
 			"resolve": func() error {
 				_, err := e.j.Resolve(e.ctx, "nope", journal.Resolution{To: journal.Applied, By: "a", Note: "n"})
 				return err

@@ -132,4 +132,3 @@ func holder() error {
 	fmt.Println(granted)
 	return nil
 }
-
