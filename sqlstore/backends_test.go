@@ -41,11 +41,14 @@ func backends() []backend {
 	bs := []backend{{name: "sqlite", dsn: func(t testing.TB) string {
 		return filepath.Join(t.TempDir(), "rubicon.db")
 	}}}
-	if os.Getenv(postgresEnv) != "off" {
+	if postgresOn() {
 		bs = append(bs, backend{name: "postgres", dsn: freshSchema})
 	}
 	return bs
 }
+
+// postgresOn reports whether the PostgreSQL cases run.
+func postgresOn() bool { return os.Getenv(postgresEnv) != "off" }
 
 // freshSchema creates a PostgreSQL schema of its own for one test and
 // returns a DSN whose search_path points at it.

@@ -67,7 +67,7 @@ func (tx *Tx) CreateOperation(ctx context.Context, op journal.Operation) (journa
 	if err != nil {
 		return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", op.Key, err)
 	}
-	res, err := tx.tx.ExecContext(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at)
+	res, err := tx.exec(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING`,
 		op.Key, op.Kind, op.Subject, string(op.State), ev, micros(op.Created), micros(op.Updated))
 	if err != nil {
@@ -83,7 +83,7 @@ func (tx *Tx) CreateOperation(ctx context.Context, op journal.Operation) (journa
 
 // LockOperation implements journal.Tx.
 func (tx *Tx) LockOperation(ctx context.Context, key string) (journal.Operation, error) {
-	op, err := scanOperation(tx.tx.QueryRowContext(ctx, `SELECT `+operationColumns+` FROM rubicon_operations WHERE key = $1`+tx.lock(), key))
+	op, err := scanOperation(tx.queryRow(ctx, `SELECT `+operationColumns+` FROM rubicon_operations WHERE key = $1`+tx.lock(), key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return op, &journal.NotFoundError{Key: key}
 	}
@@ -104,7 +104,7 @@ func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
 		}
 		resolution = string(b)
 	}
-	res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_operations SET state = $2, attempts = $3, last_phase = $4, last_error = $5,
+	res, err := tx.exec(ctx, `UPDATE rubicon_operations SET state = $2, attempts = $3, last_phase = $4, last_error = $5,
 		evidence = $6, worker = $7, lease_expires_at = $8, updated_at = $9, resolution = $10 WHERE key = $1`,
 		op.Key, string(op.State), op.Attempts, string(op.LastPhase), op.LastError, ev, op.Worker, nullMicros(op.LeaseExpires), micros(op.Updated), resolution)
 	if err != nil {
@@ -119,14 +119,14 @@ func (tx *Tx) AppendEntry(ctx context.Context, e journal.Entry) error {
 	if err != nil {
 		return fmt.Errorf("journal: operation %q: evidence: %w", e.Key, err)
 	}
-	_, err = tx.tx.ExecContext(ctx, `INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason, evidence)
+	_, err = tx.exec(ctx, `INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason, evidence)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.Key, string(e.From), string(e.To), micros(e.At), e.Actor, e.Reason, ev)
 	return err
 }
 
 // ClaimPending implements journal.Tx.
 func (tx *Tx) ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]journal.Operation, error) {
-	rows, err := tx.tx.QueryContext(ctx, `UPDATE rubicon_operations SET worker = $1, lease_expires_at = $2, updated_at = $3
+	rows, err := tx.query(ctx, `UPDATE rubicon_operations SET worker = $1, lease_expires_at = $2, updated_at = $3
 		WHERE key IN (SELECT key FROM rubicon_operations
 			WHERE kind = $4 AND state = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
 			ORDER BY created_at, key LIMIT $5`+tx.d.skipLocked+`)
@@ -148,7 +148,7 @@ func (tx *Tx) ClaimPending(ctx context.Context, kind, worker string, n int, now,
 func (tx *Tx) RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error) {
 	var renewed []string
 	for _, k := range keys {
-		res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_operations SET lease_expires_at = $1
+		res, err := tx.exec(ctx, `UPDATE rubicon_operations SET lease_expires_at = $1
 			WHERE key = $2 AND worker = $3 AND state IN ('pending', 'sending') AND lease_expires_at > $4`,
 			micros(until), k, worker, micros(now))
 		if err != nil {
@@ -165,7 +165,7 @@ func (tx *Tx) RenewLeases(ctx context.Context, worker string, keys []string, now
 
 // ExpiredSending implements journal.Tx.
 func (tx *Tx) ExpiredSending(ctx context.Context, now time.Time, limit int) ([]journal.Operation, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+operationColumns+` FROM rubicon_operations
+	rows, err := tx.query(ctx, `SELECT `+operationColumns+` FROM rubicon_operations
 		WHERE state = 'sending' AND lease_expires_at <= $1 ORDER BY lease_expires_at, key LIMIT $2`+tx.d.skipLocked,
 		micros(now), limit)
 	if err != nil {
@@ -204,7 +204,7 @@ func (tx *Tx) Operations(ctx context.Context, f journal.Filter) ([]journal.Opera
 	if f.Limit > 0 {
 		q += " LIMIT " + arg(f.Limit)
 	}
-	rows, err := tx.tx.QueryContext(ctx, q, args...)
+	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (tx *Tx) Operations(ctx context.Context, f journal.Filter) ([]journal.Opera
 
 // Entries implements journal.Tx.
 func (tx *Tx) Entries(ctx context.Context, key string) ([]journal.Entry, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT id, op_key, from_state, to_state, at, actor, reason, evidence
+	rows, err := tx.query(ctx, `SELECT id, op_key, from_state, to_state, at, actor, reason, evidence
 		FROM rubicon_audit WHERE op_key = $1 ORDER BY id`, key)
 	if err != nil {
 		return nil, err

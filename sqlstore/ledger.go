@@ -11,7 +11,7 @@ import (
 
 // PutAccount implements ledger.Tx.
 func (tx *Tx) PutAccount(ctx context.Context, name, unit string, limit ledger.Amount) (ledger.Account, error) {
-	if _, err := tx.tx.ExecContext(ctx, `INSERT INTO rubicon_accounts (name, unit, limit_amount) VALUES ($1, $2, $3)
+	if _, err := tx.exec(ctx, `INSERT INTO rubicon_accounts (name, unit, limit_amount) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET unit = excluded.unit, limit_amount = excluded.limit_amount`, name, unit, int64(limit)); err != nil {
 		return ledger.Account{}, err
 	}
@@ -30,7 +30,7 @@ func scanAccount(s scanner) (ledger.Account, error) {
 
 // Account implements ledger.Tx.
 func (tx *Tx) Account(ctx context.Context, name string) (ledger.Account, error) {
-	a, err := scanAccount(tx.tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM rubicon_accounts WHERE name = $1`, name))
+	a, err := scanAccount(tx.queryRow(ctx, `SELECT `+accountColumns+` FROM rubicon_accounts WHERE name = $1`, name))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("%w: %q", ledger.ErrNoAccount, name)
 	}
@@ -39,7 +39,7 @@ func (tx *Tx) Account(ctx context.Context, name string) (ledger.Account, error) 
 
 // Accounts implements ledger.Tx.
 func (tx *Tx) Accounts(ctx context.Context) ([]ledger.Account, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT `+accountColumns+` FROM rubicon_accounts ORDER BY name`)
+	rows, err := tx.query(ctx, `SELECT `+accountColumns+` FROM rubicon_accounts ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (tx *Tx) Accounts(ctx context.Context) ([]ledger.Account, error) {
 // AddHeld implements ledger.Tx. The limit check and the increment are one
 // statement, so concurrent holds cannot both pass the check.
 func (tx *Tx) AddHeld(ctx context.Context, account string, amount ledger.Amount) (bool, error) {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_accounts SET held = held + $2
+	res, err := tx.exec(ctx, `UPDATE rubicon_accounts SET held = held + $2
 		WHERE name = $1 AND held + spent + $2 <= limit_amount`, account, int64(amount))
 	if err != nil {
 		return false, err
@@ -69,7 +69,7 @@ func (tx *Tx) AddHeld(ctx context.Context, account string, amount ledger.Amount)
 
 // MoveHeld implements ledger.Tx.
 func (tx *Tx) MoveHeld(ctx context.Context, account string, held, spent ledger.Amount) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_accounts SET held = held - $2, spent = spent + $3 WHERE name = $1`,
+	res, err := tx.exec(ctx, `UPDATE rubicon_accounts SET held = held - $2, spent = spent + $3 WHERE name = $1`,
 		account, int64(held), int64(spent))
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ const holdColumns = `id, account, amount, state, settled, op_key, created_at, up
 
 // InsertHold implements ledger.Tx.
 func (tx *Tx) InsertHold(ctx context.Context, h ledger.Hold) error {
-	_, err := tx.tx.ExecContext(ctx, `INSERT INTO rubicon_holds (`+holdColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	_, err := tx.exec(ctx, `INSERT INTO rubicon_holds (`+holdColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		h.ID, h.Account, int64(h.Amount), string(h.State), int64(h.Settled), h.Operation, micros(h.Created), micros(h.Updated))
 	return err
 }
@@ -91,7 +91,7 @@ func (tx *Tx) LockHold(ctx context.Context, id string) (ledger.Hold, error) {
 	var h ledger.Hold
 	var amount, settled, created, updated int64
 	var state string
-	err := tx.tx.QueryRowContext(ctx, `SELECT `+holdColumns+` FROM rubicon_holds WHERE id = $1`+tx.lock(), id).
+	err := tx.queryRow(ctx, `SELECT `+holdColumns+` FROM rubicon_holds WHERE id = $1`+tx.lock(), id).
 		Scan(&h.ID, &h.Account, &amount, &state, &settled, &h.Operation, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("%w: %q", ledger.ErrNoHold, id)
@@ -103,7 +103,7 @@ func (tx *Tx) LockHold(ctx context.Context, id string) (ledger.Hold, error) {
 
 // UpdateHold implements ledger.Tx.
 func (tx *Tx) UpdateHold(ctx context.Context, h ledger.Hold) error {
-	res, err := tx.tx.ExecContext(ctx, `UPDATE rubicon_holds SET state = $2, settled = $3, updated_at = $4 WHERE id = $1`,
+	res, err := tx.exec(ctx, `UPDATE rubicon_holds SET state = $2, settled = $3, updated_at = $4 WHERE id = $1`,
 		h.ID, string(h.State), int64(h.Settled), micros(h.Updated))
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (tx *Tx) UpdateHold(ctx context.Context, h ledger.Hold) error {
 
 // HoldTotals implements ledger.Tx.
 func (tx *Tx) HoldTotals(ctx context.Context) (map[string]ledger.Totals, error) {
-	rows, err := tx.tx.QueryContext(ctx, `SELECT account,
+	rows, err := tx.query(ctx, `SELECT account,
 		CAST(COALESCE(SUM(CASE WHEN state = 'held' THEN amount ELSE 0 END), 0) AS BIGINT),
 		CAST(COALESCE(SUM(CASE WHEN state = 'settled' THEN settled ELSE 0 END), 0) AS BIGINT)
 		FROM rubicon_holds GROUP BY account`)

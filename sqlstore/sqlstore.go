@@ -69,6 +69,11 @@ type DB struct {
 	reader  *sql.DB // reads; the same as writer on PostgreSQL
 	name    string  // for messages: the file path, or the DSN without password
 	timeout time.Duration
+	// commits runs SQLite's writes; nil on PostgreSQL.
+	commits *committer
+	// writeStmts and readStmts cache SQLite's prepared statements; nil on
+	// PostgreSQL.
+	writeStmts, readStmts *stmtCache
 }
 
 // Open opens, creating it if needed, the database that dsn names, and
@@ -149,7 +154,9 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 		n = 4
 	}
 	reader.SetMaxOpenConns(n)
-	db := &DB{d: sqliteDialect, writer: writer, reader: reader, name: path, timeout: opts.BusyTimeout}
+	writeStmts := newStmtCache(writer)
+	db := &DB{d: sqliteDialect, writer: writer, reader: reader, name: path, timeout: opts.BusyTimeout,
+		commits: newCommitter(writer, writeStmts), writeStmts: writeStmts, readStmts: newStmtCache(reader)}
 	// Create the file and switch it to WAL now, through the writer, so that
 	// a path that cannot be written fails here with its name.
 	if err := writer.Ping(); err != nil {
@@ -193,6 +200,11 @@ func checkWritable(path string) error {
 
 // Close closes the database.
 func (db *DB) Close() error {
+	if db.commits != nil {
+		db.commits.close()
+		db.writeStmts.close()
+		db.readStmts.close()
+	}
 	err := db.writer.Close()
 	if db.reader != db.writer {
 		err = errors.Join(err, db.reader.Close())
@@ -204,7 +216,9 @@ func (db *DB) Close() error {
 func (db *DB) Backend() string { return db.d.name }
 
 // SQL returns the connection pool that writes go through, for an
-// application's own queries.
+// application's own queries outside transactions. Inside Update, use the
+// transaction's SQL instead: on SQLite the pool's one connection is the
+// transaction's.
 func (db *DB) SQL() *sql.DB { return db.writer }
 
 // Tx is a transaction. It implements journal.Tx and ledger.Tx, so that a
@@ -213,13 +227,24 @@ type Tx struct {
 	tx       *sql.Tx
 	d        *dialect
 	readOnly bool
+	stmts    *stmtCache // nil: no cache
 }
 
 // SQL returns the underlying transaction, for an application's own tables.
 func (tx *Tx) SQL() *sql.Tx { return tx.tx }
 
-// Update runs fn in a read-write transaction, committed if fn returns nil.
+// Update runs fn in a read-write transaction, committed if fn returns nil
+// and rolled back otherwise. It returns once the commit is durable. On
+// SQLite, transactions of concurrent callers may share one commit (each in
+// a savepoint, so that a failing one is rolled back alone): fn must not
+// call Update itself, and should do no slow work, since other writers wait
+// for it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if db.commits != nil {
+		return db.wrap(db.commits.do(ctx, func(stx *sql.Tx) error {
+			return fn(&Tx{tx: stx, d: db.d, stmts: db.writeStmts})
+		}))
+	}
 	return db.run(ctx, db.writer, false, fn)
 }
 
@@ -243,7 +268,14 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 			panic(p)
 		}
 	}()
-	if err := fn(&Tx{tx: stx, d: db.d, readOnly: readOnly}); err != nil {
+	stmts := db.writeStmts
+	if readOnly {
+		stmts = db.readStmts
+	}
+	if stmts != nil {
+		defer stmts.prepareWanted(ctx)
+	}
+	if err := fn(&Tx{tx: stx, d: db.d, readOnly: readOnly, stmts: stmts}); err != nil {
 		stx.Rollback()
 		return db.wrap(err)
 	}
