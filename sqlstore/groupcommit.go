@@ -18,10 +18,10 @@ type committer struct {
 	db *sql.DB
 	// stmts, if set, prepares the statements that the last batch wanted.
 	stmts *stmtCache
-	reqs chan *writeReq
-	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	reqs  chan *writeReq
+	quit  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 }
 
 // maxBatch bounds how many transactions share one commit.
