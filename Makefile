@@ -3,7 +3,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions behaviour demo
+.PHONY: test lint fuzz bench bench-instructions bench-journal soak behaviour demo
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -34,6 +34,16 @@ bench:
 ## bench-instructions: instructions per request, counted by callgrind.
 bench-instructions:
 	bench/instructions.sh
+
+## bench-journal: durable sending-and-outcome pairs per second, SQLite and
+## PostgreSQL.
+bench-journal:
+	$(GO) test -run '^$$' -bench SendAndRecord -benchtime 3000x -count 3 ./sqlstore
+
+## soak: the crash test with SOAKRUNS random kill points per backend.
+SOAKRUNS ?= 1000
+soak:
+	RUBICON_SOAK_RUNS=$(SOAKRUNS) $(GO) test -run TestCrashLeavesOnlyAmbiguity -count 1 -timeout 2h -v ./sqlstore
 
 ## behaviour: duplicate side effects under injected faults, rubicon against
 ## go-retryablehttp.
