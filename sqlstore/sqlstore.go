@@ -161,7 +161,7 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 	// a path that cannot be written fails here with its name.
 	if err := writer.Ping(); err != nil {
 		db.Close()
-		return nil, db.wrap(fmt.Errorf("open SQLite database %s: %w", path, err))
+		return nil, db.wrap(fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err))
 	}
 	return db, nil
 }
@@ -282,29 +282,14 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 	return db.wrap(stx.Commit())
 }
 
-// wrap turns SQLite's busy error into ErrLocked with a message that says
-// what happened.
+// wrap turns SQLite's busy error into ErrLocked, with a message that says
+// what happened; other errors pass unchanged.
 func (db *DB) wrap(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
 		return fmt.Errorf("%w: %s stayed locked by another connection or process for the busy timeout (%s): %v", ErrLocked, db.name, db.timeout, err)
 	}
-	if err != nil && !strings.HasPrefix(err.Error(), "sqlstore:") && !isDomainError(err) {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
 	return err
-}
-
-// isDomainError reports errors of the journal and ledger, which already say
-// what went wrong in their own words.
-func isDomainError(err error) bool {
-	for _, target := range []error{journal.ErrNotFound, journal.ErrIllegalTransition, journal.ErrLeaseLost, journal.ErrKeyConflict,
-		ledger.ErrNoAccount, ledger.ErrNoHold, ledger.ErrInsufficientFunds, ledger.ErrHoldClosed, ledger.ErrHoldConflict} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return strings.HasPrefix(err.Error(), "journal:") || strings.HasPrefix(err.Error(), "ledger:")
 }
 
 // JournalStore returns db as a journal.Store.
