@@ -162,6 +162,36 @@ func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) erro
 	return nil
 }
 
+// KeepLeases renews worker's leases on keys every third of the lease
+// duration, in the background, until stop is called or ctx ends. stop
+// returns the first renewal that failed (a *LeaseError when a lease was
+// lost), or nil. Use it around work that may outlast a lease, such as an
+// upload.
+func (j *Journal) KeepLeases(ctx context.Context, worker string, keys ...string) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		ticker := time.NewTicker(j.lease / 3)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				done <- nil
+				return
+			case <-ticker.C:
+				if err := j.Renew(ctx, worker, keys...); err != nil && ctx.Err() == nil {
+					done <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() error {
+		cancel()
+		return <-done
+	}
+}
+
 // Send commits that worker is about to send key's request: pending →
 // sending. Call it, and let it return, before the request's first byte is
 // written.

@@ -599,3 +599,45 @@ func TestListFilters(t *testing.T) {
 		}
 	})
 }
+
+func TestKeepLeasesOutlastsTheLease(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		db, err := sqlstore.Open(ctx, b.dsn(t), sqlstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		const short = 450 * time.Millisecond
+		j := journal.New(db.JournalStore(), journal.Options{Lease: short}) // the real clock
+		for _, k := range []string{"kept", "not-kept"} {
+			j.Insert(ctx, journal.NewOperation{Key: k, Kind: "upload"})
+		}
+		if ops, err := j.Claim(ctx, "upload", "w1", 2); err != nil || len(ops) != 2 {
+			t.Fatalf("claim: %d, %v", len(ops), err)
+		}
+		stop := j.KeepLeases(ctx, "w1", "kept")
+		time.Sleep(3 * short)
+		if _, err := j.Send(ctx, "kept", "w1"); err != nil {
+			t.Fatalf("send after three lease durations with the keeper: %v", err)
+		}
+		if _, err := j.Send(ctx, "not-kept", "w1"); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("send after three lease durations without the keeper: %v", err)
+		}
+		// The keeper goes on renewing the sending lease; stopping reports
+		// no failure.
+		time.Sleep(2 * short)
+		if err := stop(); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+		if got, err := j.Recover(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("recover found %d kept operations expired: %v", len(got), err)
+		}
+		// A keeper on a lease that is gone reports it.
+		stop = j.KeepLeases(ctx, "w1", "not-kept")
+		time.Sleep(short)
+		if err := stop(); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("keeper of a lost lease: %v", err)
+		}
+	})
+}
