@@ -54,14 +54,8 @@ func TestCrashLeavesOnlyAmbiguity(t *testing.T) {
 // operations were ambiguous and applied after the kill.
 func crashRun(t *testing.T, b backend, killAfter, run int) (ambiguous, applied int) {
 	const n = 8
-	dsn := b.dsn(t)
-	e := openDSN(t, dsn)
-	keys := seed(t, e, n)
-	srv, err := faultserver.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	q := newQueue(t, b, n)
+	dsn, e, keys, srv := q.dsn, q.e, q.keys, q.srv
 	srv.SetDefault(faultserver.Step{Status: 200, Delay: time.Millisecond})
 
 	cfg := workerConfig{DSN: dsn, Server: srv.URL(), Name: "victim", Lease: 2 * time.Second, Pause: true}

@@ -104,6 +104,29 @@ func runHolder(c workerConfig) (*exec.Cmd, *bufio.Reader, error) {
 	return cmd, bufio.NewReader(out), cmd.Start()
 }
 
+// queue is a fresh database holding n operations and the budget to pay
+// for them, and a server for their requests.
+type queue struct {
+	dsn  string
+	e    *env
+	keys []string
+	srv  *faultserver.Server
+}
+
+func newQueue(t testing.TB, b backend, n int) *queue {
+	t.Helper()
+	q := &queue{dsn: b.dsn(t)}
+	q.e = openDSN(t, q.dsn)
+	q.keys = seed(t, q.e, n)
+	srv, err := faultserver.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	q.srv = srv
+	return q
+}
+
 // seed records n operations and a budget that pays for all of them.
 func seed(t testing.TB, e *env, n int) []string {
 	t.Helper()

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 )
@@ -16,14 +15,8 @@ import (
 func TestWorkerProcessesShareOneQueue(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		const n, workers = 200, 4
-		dsn := b.dsn(t)
-		e := openDSN(t, dsn)
-		keys := seed(t, e, n)
-		srv, err := faultserver.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
+		q := newQueue(t, b, n)
+		dsn, e, keys, srv := q.dsn, q.e, q.keys, q.srv
 
 		started := time.Now()
 		var cmds = make([]interface{ Wait() error }, workers)
