@@ -56,6 +56,8 @@ func crashRun(t *testing.T, b backend, killAfter, run int) (ambiguous, applied i
 	const n = 8
 	q := newQueue(t, b, n)
 	dsn, e, keys, srv := q.dsn, q.e, q.keys, q.srv
+	defer e.db.Close() // now, not at the end of all runs: PostgreSQL counts connections
+	defer srv.Close()
 	srv.SetDefault(faultserver.Step{Status: 200, Delay: time.Millisecond})
 
 	cfg := workerConfig{DSN: dsn, Server: srv.URL(), Name: "victim", Lease: 2 * time.Second, Pause: true}
