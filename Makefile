@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions bench-journal soak behaviour demo
+.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash soak behaviour demo
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -42,6 +42,10 @@ bench-instructions:
 ## PostgreSQL.
 bench-journal:
 	$(GO) test -run '^$$' -bench SendAndRecord -benchtime 3000x -count 3 ./sqlstore
+
+## bench-hash: recall-archive's hashing against openssl on the same 1 GiB.
+bench-hash:
+	$(GO) test -run '^$$' -bench Hash -benchtime 5x -count 3 ./recall
 
 ## soak: the crash test with SOAKRUNS random kill points per backend.
 SOAKRUNS ?= 1000

@@ -1,0 +1,20 @@
+// Command recall-archive transcribes a folder of recordings through a paid
+// speech-to-text API, and never pays twice for the same recording. Run
+// "recall-archive help" for its commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rubicon-go/rubicon/recall/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,137 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/recall/cli"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := cli.Main(context.Background(), args, cli.Env{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }})
+	return result{code, out.String(), errOut.String()}
+}
+
+func recording(t *testing.T, path string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", path)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, b)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"add", "only-a-batch"}, {"status"}, {"--nope"}, {"add", "--nope", "b", "p"}} {
+		r := run(t, nil, args...)
+		if r.code != cli.ExitUsage || r.stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want %d and an explanation", args, r.code, r.stderr, cli.ExitUsage)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "add"}} {
+		r := run(t, nil, args...)
+		if r.code != cli.ExitOK || !strings.Contains(r.stdout+r.stderr, "usage: recall-archive") {
+			t.Errorf("%q: exit %d, output %q", args, r.code, r.stdout+r.stderr)
+		}
+	}
+	if r := run(t, nil, "help", "add"); !strings.Contains(r.stderr+r.stdout, "exit codes") {
+		t.Errorf("help add does not document the exit codes")
+	}
+}
+
+func TestAddAndStatus(t *testing.T) {
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	os.WriteFile(filepath.Join(dir, "fake.wav"), []byte("text"), 0o644)
+	db := filepath.Join(t.TempDir(), "r.db")
+
+	r := run(t, nil, "--db", db, "add", "--json", "b", dir)
+	if r.code != cli.ExitItemProblems {
+		t.Fatalf("add with one bad file: exit %d (%s)", r.code, r.stderr)
+	}
+	var rep struct {
+		Added    int `json:"added"`
+		Problems []struct {
+			Path, State, Error string
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Added != 1 || len(rep.Problems) != 1 || !strings.HasSuffix(rep.Problems[0].Path, "fake.wav") {
+		t.Fatalf("add --json: %+v, %v\n%s", rep, err, r.stdout)
+	}
+
+	// RECALL_DB selects the database when --db is absent.
+	r = run(t, map[string]string{cli.DBEnv: db}, "status", "b")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "1 added") || !strings.Contains(r.stdout, "fake.wav") {
+		t.Fatalf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, map[string]string{cli.DBEnv: db}, "status", "nope")
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, `"nope"`) {
+		t.Fatalf("status of an unknown batch: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+func TestDefaultDatabaseIsInTheDataDirectory(t *testing.T) {
+	data := t.TempDir()
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	r := run(t, map[string]string{"XDG_DATA_HOME": data}, "add", "b", dir)
+	if r.code != cli.ExitOK {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(data, "recall-archive", "recall.db")); err != nil {
+		t.Fatalf("no database in the data directory: %v", err)
+	}
+}
+
+func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	r := run(t, nil, "--db", filepath.Join(dir, "missing", "r.db"), "add", "b", dir)
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "does not exist") {
+		t.Fatalf("exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestBinaryExitCodes runs the real program.
+func TestBinaryExitCodes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "recall-archive")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	db := filepath.Join(t.TempDir(), "r.db")
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--db", db, "add", "b", dir}, cli.ExitOK},
+		{[]string{"--db", db, "status", "b"}, cli.ExitOK},
+		{[]string{"--db", db, "status", "c"}, cli.ExitFailure},
+		{[]string{"bogus"}, cli.ExitUsage},
+	} {
+		err := exec.Command(bin, tt.args...).Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.code {
+			t.Errorf("%q: exit %d, want %d", tt.args, code, tt.code)
+		}
+	}
+}
