@@ -141,6 +141,31 @@ func (j *Journal) Claim(ctx context.Context, kind, worker string, n int) (ops []
 	return ops, err
 }
 
+// ClaimKey gives worker a lease on the pending operation key, as Claim does
+// for a kind. It fails with a *LeaseError while another worker's lease
+// runs, and with a *TransitionError when the operation is not pending.
+func (j *Journal) ClaimKey(ctx context.Context, key, worker string) (op Operation, err error) {
+	if worker == "" {
+		return Operation{}, fmt.Errorf("journal: claim of %q needs a worker name", key)
+	}
+	err = j.store.Update(ctx, func(tx Tx) error {
+		op, err = tx.LockOperation(ctx, key)
+		if err != nil {
+			return err
+		}
+		now := j.now()
+		if op.State != Pending {
+			return &TransitionError{Key: key, From: op.State, To: Pending, Why: "only a pending operation can be claimed; " + whyLeft(op.State)}
+		}
+		if op.Worker != worker && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
+			return &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
+		}
+		op.Worker, op.LeaseExpires, op.Updated = worker, now.Add(j.lease), now
+		return tx.UpdateOperation(ctx, op)
+	})
+	return op, err
+}
+
 // Renew extends worker's leases on keys by the lease duration. It returns a
 // *LeaseError for the first key whose lease the worker no longer holds; the
 // others are renewed all the same.

@@ -35,9 +35,37 @@ CREATE TABLE recall_items (
 CREATE INDEX recall_items_sha256 ON recall_items (sha256);
 `
 
+// chunksSQL records how each content is cut for its provider, and the
+// transcript of each chunk, stored once per content.
+const chunksSQL = `
+CREATE TABLE recall_chunks (
+	sha256      TEXT NOT NULL REFERENCES recall_contents (sha256),
+	idx         INTEGER NOT NULL,
+	count       INTEGER NOT NULL,
+	start_us    BIGINT NOT NULL,
+	duration_us BIGINT NOT NULL,
+	op_key      TEXT NOT NULL UNIQUE,
+	PRIMARY KEY (sha256, idx)
+);
+CREATE TABLE recall_transcripts (
+	sha256     TEXT NOT NULL,
+	idx        INTEGER NOT NULL,
+	provider   TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	text       TEXT NOT NULL,
+	segments   TEXT NOT NULL,
+	request_id TEXT NOT NULL DEFAULT '',
+	cost       BIGINT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (sha256, idx),
+	FOREIGN KEY (sha256, idx) REFERENCES recall_chunks (sha256, idx)
+);
+`
+
 // Migrations are the archive's schema changes, for sqlstore.Open.
 func Migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
 		{Component: Component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
+		{Component: Component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
 	}
 }

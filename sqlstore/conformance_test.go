@@ -641,3 +641,32 @@ func TestKeepLeasesOutlastsTheLease(t *testing.T) {
 		}
 	})
 }
+
+func TestClaimKey(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.insert(t, "k")
+		if op, err := e.j.ClaimKey(e.ctx, "k", "w1"); err != nil || op.Worker != "w1" || op.LeaseExpires.IsZero() {
+			t.Fatalf("claim: %+v, %v", op, err)
+		}
+		if _, err := e.j.ClaimKey(e.ctx, "k", "w2"); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("claim of a held operation: %v", err)
+		}
+		if _, err := e.j.ClaimKey(e.ctx, "k", "w1"); err != nil {
+			t.Fatalf("the holder claims again: %v", err)
+		}
+		e.clock.Advance(lease + time.Second)
+		if _, err := e.j.ClaimKey(e.ctx, "k", "w2"); err != nil {
+			t.Fatalf("claim after the lease ran out: %v", err)
+		}
+		if _, err := e.j.Send(e.ctx, "k", "w2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.j.ClaimKey(e.ctx, "k", "w2"); !errors.Is(err, journal.ErrIllegalTransition) {
+			t.Fatalf("claim of a sending operation: %v", err)
+		}
+		if _, err := e.j.ClaimKey(e.ctx, "missing", "w2"); !errors.Is(err, journal.ErrNotFound) {
+			t.Fatalf("claim of an unknown key: %v", err)
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package recall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// errIncomplete reports a content whose chunks are not all transcribed.
+var errIncomplete = errors.New("recall: the transcript is not complete")
+
+// Formats are the transcript formats recall-archive writes.
+var Formats = []string{"txt", "srt", "vtt", "json"}
+
+// Document is a content's whole transcript, chunks joined, timestamps from
+// the start of the recording.
+type Document struct {
+	SHA256   string             `json:"sha256"`
+	Provider string             `json:"provider"`
+	Model    string             `json:"model"`
+	Duration time.Duration      `json:"duration_ns"`
+	Text     string             `json:"text"`
+	Segments []provider.Segment `json:"segments"`
+}
+
+// document assembles sha's transcript, or returns errIncomplete.
+func (a *Archive) document(ctx context.Context, sha string) (Document, error) {
+	doc := Document{SHA256: sha, Segments: []provider.Segment{}}
+	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
+		rows, err := tx.SQL().QueryContext(ctx, `SELECT c.idx, c.count, c.start_us, c.duration_us, t.provider, t.model, t.text, t.segments
+			FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
+			WHERE c.sha256 = $1 ORDER BY c.idx`, sha)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var texts []string
+		n := 0
+		for rows.Next() {
+			var idx, count int
+			var start, dur int64
+			var prov, model, text, segs *string
+			if err := rows.Scan(&idx, &count, &start, &dur, &prov, &model, &text, &segs); err != nil {
+				return err
+			}
+			n++
+			if text == nil {
+				return errIncomplete
+			}
+			doc.Provider, doc.Model = *prov, *model
+			offset := time.Duration(start) * time.Microsecond
+			doc.Duration = offset + time.Duration(dur)*time.Microsecond
+			var ss []provider.Segment
+			if err := json.Unmarshal([]byte(*segs), &ss); err != nil {
+				return fmt.Errorf("chunk %d of %s: %w", idx, sha[:12], err)
+			}
+			for _, s := range ss {
+				s.Start += offset
+				s.End += offset
+				doc.Segments = append(doc.Segments, s)
+			}
+			if t := strings.TrimSpace(*text); t != "" {
+				texts = append(texts, t)
+			}
+		}
+		if n == 0 {
+			return errIncomplete
+		}
+		doc.Text = strings.Join(texts, "\n")
+		return rows.Err()
+	})
+	return doc, err
+}
+
+// writeOutputs writes the transcript of sha, in every format, for each of
+// its files in batch.
+func (a *Archive) writeOutputs(ctx context.Context, batch, sha, dir string) error {
+	doc, err := a.document(ctx, sha)
+	if err != nil {
+		return err
+	}
+	paths, err := a.itemPaths(ctx, batch, sha)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		for _, f := range Formats {
+			if err := writeAtomically(filepath.Join(dir, outputName(p, sha, f)), render(doc, f)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// outputName is the transcript's file name: the recording's name, a short
+// content hash (two recordings may share a name), and the format.
+func outputName(path, sha, format string) string {
+	base := filepath.Base(path)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	base = strings.Map(func(r rune) rune {
+		if r < ' ' || r == '/' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, base)
+	return fmt.Sprintf("%s.%s.%s", base, sha[:8], format)
+}
+
+func (a *Archive) itemPaths(ctx context.Context, batch, sha string) ([]string, error) {
+	var out []string
+	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
+		rows, err := tx.SQL().QueryContext(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = 'added' ORDER BY path`, batch, sha)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// render formats doc as txt, srt, vtt or json.
+func render(doc Document, format string) []byte {
+	var b strings.Builder
+	switch format {
+	case "txt":
+		b.WriteString(doc.Text)
+		b.WriteByte('\n')
+	case "srt":
+		for i, s := range doc.Segments {
+			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(s.Start, ","), stamp(s.End, ","), s.Text)
+		}
+	case "vtt":
+		b.WriteString("WEBVTT\n\n")
+		for _, s := range doc.Segments {
+			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(s.Start, "."), stamp(s.End, "."), s.Text)
+		}
+	default:
+		out, _ := json.MarshalIndent(doc, "", "  ")
+		b.Write(out)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// stamp formats d as HH:MM:SS followed by sep and milliseconds.
+func stamp(d time.Duration, sep string) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("%02d:%02d:%02d%s%03d", ms/3600000, ms/60000%60, ms/1000%60, sep, ms%1000)
+}
+
+// writeAtomically writes data to path through a temporary file, so that a
+// crash never leaves half a transcript.
+func writeAtomically(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

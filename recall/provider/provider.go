@@ -1,0 +1,115 @@
+// Package provider sends audio to speech-to-text APIs: one paid request per
+// chunk, through rubicon's boundary-aware client, with the outcome of every
+// failure classified for the journal.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/journal"
+)
+
+// Chunk is one piece of audio to transcribe.
+type Chunk struct {
+	// Key is the journal operation's key; providers that accept a tag send
+	// it, so that a later look-up can find the request.
+	Key      string
+	Path     string
+	Size     int64
+	Duration time.Duration
+}
+
+// Segment is a timed piece of a transcript.
+type Segment struct {
+	Start time.Duration `json:"start"`
+	End   time.Duration `json:"end"`
+	Text  string        `json:"text"`
+}
+
+// Transcript is what a provider returned for a chunk.
+type Transcript struct {
+	Text     string        `json:"text"`
+	Language string        `json:"language,omitempty"`
+	Duration time.Duration `json:"duration"`
+	Segments []Segment     `json:"segments"`
+	// RequestID is the provider's id for the request, kept as evidence.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Limits bound what a provider accepts in one request.
+type Limits struct {
+	MaxBytes    int64
+	MaxDuration time.Duration // 0: no limit beyond MaxBytes
+}
+
+// Provider transcribes chunks. Transcribe makes exactly one paid request.
+type Provider interface {
+	Name() string
+	Model() string
+	Limits() Limits
+	Transcribe(ctx context.Context, c Chunk) (Transcript, error)
+}
+
+// HTTPError is an answer other than success.
+type HTTPError struct {
+	Provider  string
+	Status    int
+	Message   string
+	RequestID string
+	// RetryAfter is the wait the provider asked for, if any.
+	RetryAfter time.Duration
+}
+
+func (e *HTTPError) Error() string {
+	msg := fmt.Sprintf("%s answered %d", e.Provider, e.Status)
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return msg
+}
+
+// LocalError is a failure before any request was sent: reading the chunk,
+// building the request. It is safe to retry.
+type LocalError struct{ Err error }
+
+func (e *LocalError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LocalError) Unwrap() error { return e.Err }
+
+// Report classifies the outcome of a Transcribe call for the journal:
+//   - success: applied;
+//   - a failure before the boundary (a LocalError, or proven by the
+//     transport): failed_safe;
+//   - a 4xx answer, 429 included: the provider refused the request and
+//     charged nothing, so not_applied;
+//   - a 5xx answer, or no answer: the request may have been processed and
+//     charged, so ambiguous.
+func Report(worker string, err error) journal.Report {
+	var le *LocalError
+	if errors.As(err, &le) {
+		return journal.Report{Worker: worker, To: journal.FailedSafe, Phase: rubicon.NotSent, Detail: le.Error()}
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		r := journal.Report{Worker: worker, Phase: rubicon.Answered, Detail: he.Error(),
+			Evidence: journal.Evidence{"status": he.Status}}
+		if he.RequestID != "" {
+			r.Evidence["provider_request_id"] = he.RequestID
+		}
+		if he.Status >= 400 && he.Status < 500 {
+			r.To = journal.NotApplied
+		} else {
+			r.To = journal.Ambiguous
+		}
+		return r
+	}
+	return journal.ReportFor(worker, err)
+}

@@ -1,0 +1,268 @@
+package recall_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// world is an archive with a batch of recordings and a sandbox provider on
+// loopback.
+type world struct {
+	t       *testing.T
+	a       *recall.Archive
+	dbPath  string
+	dir     string
+	sandbox *sandbox.Server
+	srv     *httptest.Server
+	url     string
+	out     string
+	cache   string
+}
+
+func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir(), out: t.TempDir(), cache: t.TempDir(), dbPath: filepath.Join(t.TempDir(), "recall.db")}
+	for name, d := range recordings {
+		ffmpeg(t, filepath.Join(w.dir, name), "-f", "lavfi", "-i", "sine=frequency=300:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "1")
+	}
+	var err error
+	w.a, err = recall.Open(context.Background(), w.dbPath, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.a.Close() })
+	if _, err := w.a.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sandbox.ParsePlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.sandbox = sandbox.New(sandbox.Options{Plan: p})
+	w.srv = httptest.NewServer(w.sandbox)
+	w.url = w.srv.URL
+	t.Cleanup(func() {
+		w.sandbox.Close()
+		w.srv.Close()
+	})
+	return w
+}
+
+func (w *world) provider() provider.Provider {
+	cfg := retry.DefaultConfig()
+	cfg.BaseDelay, cfg.MaxDelay = 5*time.Millisecond, 20*time.Millisecond
+	client, err := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return &provider.OpenAI{BaseURL: w.url, ModelName: "whisper-1", Client: client, TagHeader: "X-Recall-Key"}
+}
+
+func (w *world) run(opts recall.RunOptions) recall.RunReport {
+	w.t.Helper()
+	opts.Provider = w.provider()
+	if opts.PricePerMinute == 0 {
+		opts.PricePerMinute = 6000
+	}
+	opts.Out, opts.CacheDir = w.out, w.cache
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	rep, err := w.a.Run(context.Background(), "b", opts)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return rep
+}
+
+// paidPerKey counts the sandbox's charges per journal key.
+func (w *world) paidPerKey() map[string]int {
+	n := map[string]int{}
+	for _, c := range w.sandbox.Charges() {
+		n[c.Tag]++
+	}
+	return n
+}
+
+func (w *world) neverPaidTwice() {
+	w.t.Helper()
+	for key, n := range w.paidPerKey() {
+		if n > 1 {
+			w.t.Errorf("%s was paid for %d times", key, n)
+		}
+	}
+}
+
+func TestRunTranscribesEachContentOnce(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"one.mp3": 3 * time.Second, "two.wav": 12 * time.Second})
+	// A copy of one.mp3 under another name is the same content.
+	data, _ := os.ReadFile(filepath.Join(w.dir, "one.mp3"))
+	os.WriteFile(filepath.Join(w.dir, "one again.mp3"), data, 0o644)
+	w.a.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{})
+
+	rep := w.run(recall.RunOptions{Workers: 2})
+	if rep.Done != 2 || rep.Paid != 2 || rep.Ambiguous != 0 || rep.Failed != 0 || rep.Waiting != 0 {
+		t.Fatalf("run: %+v", rep)
+	}
+	if got := len(w.sandbox.Charges()); got != 2 {
+		t.Fatalf("the sandbox charged %d requests, want 2 (two contents)", got)
+	}
+	outs, _ := filepath.Glob(filepath.Join(w.out, "*"))
+	if len(outs) != 3*4 {
+		t.Fatalf("%d output files, want 12 (3 files × 4 formats): %v", len(outs), outs)
+	}
+	srt, err := os.ReadFile(filepath.Join(w.out, "two."+shaPrefix(t, w, "two.wav")+".srt"))
+	if err != nil || !strings.Contains(string(srt), "00:00:10,000 --> 00:00:12,") {
+		t.Fatalf("srt of a 12 s recording: %v\n%s", err, srt)
+	}
+
+	// A second run pays for nothing.
+	rep = w.run(recall.RunOptions{})
+	if rep.Paid != 0 || len(w.sandbox.Charges()) != 2 || rep.Done != 2 {
+		t.Fatalf("second run: %+v, %d charges", rep, len(w.sandbox.Charges()))
+	}
+}
+
+func shaPrefix(t *testing.T, w *world, name string) string {
+	sum, _, err := recall.HashFile(filepath.Join(w.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum[:8]
+}
+
+func TestRunChunksLongRecordings(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
+	// 32 kbit/s is 4,000 bytes a second: 40,000 bytes per chunk means 3 chunks.
+	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000})
+	if rep.Done != 1 || len(w.sandbox.Charges()) != 3 {
+		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
+	}
+	vtt, err := os.ReadFile(filepath.Join(w.out, "long."+shaPrefix(t, w, "long.mp3")+".vtt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last chunk starts near 17 s: its segments carry the offset.
+	if !strings.Contains(string(vtt), "00:00:2") {
+		t.Fatalf("the last chunk's timestamps do not carry its offset:\n%s", vtt)
+	}
+}
+
+// TestEveryFaultLandsInItsState plays each fault of the sandbox on the
+// first request and checks where the item lands, that nothing was paid
+// twice, and what the ledger holds.
+func TestEveryFaultLandsInItsState(t *testing.T) {
+	for _, tt := range []struct {
+		fault string
+		state string // the content's state after the run
+		held  bool   // the estimate stays held
+	}{
+		{"charge-drop", "ambiguous", true},
+		{"hang", "ambiguous", true},
+		{"429", "failed", false},
+		{"500", "ambiguous", true},
+		{"502", "ambiguous", true},
+		{"503", "ambiguous", true},
+	} {
+		t.Run(tt.fault, func(t *testing.T) {
+			w := newWorld(t, "1:"+tt.fault, map[string]time.Duration{"a.mp3": 2 * time.Second})
+			rep := w.run(recall.RunOptions{Timeout: 500 * time.Millisecond})
+			got := map[string]int{"done": rep.Done, "ambiguous": rep.Ambiguous, "failed": rep.Failed, "waiting": rep.Waiting}
+			if got[tt.state] != 1 {
+				t.Fatalf("after %s: %+v, want the content %s", tt.fault, rep, tt.state)
+			}
+			st, _ := w.a.Status(context.Background(), "b")
+			_ = st
+			w.neverPaidTwice()
+			// Running again sends nothing that may have been paid for.
+			w.run(recall.RunOptions{Timeout: 500 * time.Millisecond})
+			w.neverPaidTwice()
+			if tt.state == "ambiguous" && w.sandbox.Requests() != 1 {
+				t.Fatalf("an ambiguous chunk was sent again: %d requests", w.sandbox.Requests())
+			}
+			held := heldAmount(t, w)
+			if tt.held != (held > 0) {
+				t.Fatalf("after %s the batch holds %d, want held=%v", tt.fault, held, tt.held)
+			}
+		})
+	}
+}
+
+func heldAmount(t *testing.T, w *world) ledger.Amount {
+	t.Helper()
+	st, err := w.a.Money(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Held
+}
+
+// TestRefusedConnectionsAreSafeFailures: with nothing listening, the
+// request is never sent, the item fails safely, and nothing is held.
+func TestRefusedConnectionsAreSafeFailures(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	w.url = "http://" + ln.Addr().String()
+	ln.Close()
+	rep := w.run(recall.RunOptions{})
+	if rep.Failed != 1 || w.sandbox.Requests() != 0 || heldAmount(t, w) != 0 {
+		t.Fatalf("refused: %+v, %d requests, %d held", rep, w.sandbox.Requests(), heldAmount(t, w))
+	}
+	ops := journalStates(t, w)
+	if ops[journal.FailedSafe] != 1 {
+		t.Fatalf("journal: %v, want one failed_safe operation", ops)
+	}
+	_ = http.MethodGet
+}
+
+func journalStates(t *testing.T, w *world) map[journal.State]int {
+	t.Helper()
+	ops, err := w.a.Operations(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[journal.State]int{}
+	for _, op := range ops {
+		n[op.State]++
+	}
+	return n
+}
+
+func TestBudgetIsNeverExceeded(t *testing.T) {
+	recs := map[string]time.Duration{}
+	for i := range 8 {
+		recs[string(rune('a'+i))+".mp3"] = time.Duration(30+i) * time.Second
+	}
+	w := newWorld(t, "", recs)
+	// At $0.006 a minute each recording costs 3,000 to 3,700
+	// micro-dollars; 7,000 pays for two, whichever two the workers take.
+	rep := w.run(recall.RunOptions{Workers: 4, Budget: 7000})
+	var spent ledger.Amount
+	for _, c := range w.sandbox.Charges() {
+		spent += c.Amount
+	}
+	if spent > 7000 || rep.Done != 2 {
+		t.Fatalf("budget 7000: spent %d, %+v", spent, rep)
+	}
+	if m, _ := w.a.Money(context.Background(), "b"); m.Spent != spent || m.Held != 0 || m.Budget != 7000 {
+		t.Fatalf("the batch's money %+v disagrees with the sandbox's charges %d", m, spent)
+	}
+	if rep.Failed != 8-rep.Done {
+		t.Fatalf("the items over budget should fail safely: %+v", rep)
+	}
+}
