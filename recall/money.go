@@ -37,7 +37,7 @@ func (a *Archive) Money(ctx context.Context, batch string) (Money, error) {
 	m.Held, m.Spent = acct.Held, acct.Spent
 	err = a.db.View(ctx, func(tx *sqlstore.Tx) error {
 		return tx.SQL().QueryRowContext(ctx, `SELECT COALESCE(SUM(h.amount), 0) FROM rubicon_holds h
-			JOIN rubicon_operations o ON o.key = h.id
+			JOIN rubicon_operations o ON o.key = h.op_key
 			WHERE h.account = $1 AND h.state = 'held' AND o.state = 'ambiguous'`, accountOf(batch)).Scan(&m.HeldAmbiguous)
 	})
 	return m, err

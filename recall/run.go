@@ -205,7 +205,12 @@ func (a *Archive) contentsToRun(ctx context.Context, batch string) ([]string, er
 	return out, err
 }
 
+// problem notes a problem with a content, under the content's first path
+// in the batch.
 func (r *run) problem(p Problem) {
+	if paths, err := r.a.itemPaths(context.Background(), r.batch, p.Path); err == nil && len(paths) > 0 {
+		p.Path = paths[0]
+	}
 	r.mu.Lock()
 	r.problems = append(r.problems, p)
 	r.mu.Unlock()
@@ -402,7 +407,8 @@ func (r *run) chunk(ctx context.Context, sha string, c chunkPlan) {
 	if op.State != journal.Pending {
 		return // done, ambiguous, in flight, or failed: not ours to send
 	}
-	if _, err := r.j.ClaimKey(ctx, c.key, r.worker); err != nil {
+	claimed, err := r.j.ClaimKey(ctx, c.key, r.worker)
+	if err != nil {
 		return // another worker holds it
 	}
 	stop := r.j.KeepLeases(r.sendCtx, r.worker, c.key)
@@ -415,7 +421,8 @@ func (r *run) chunk(ctx context.Context, sha string, c chunkPlan) {
 	}
 	estimate := r.price(c.duration)
 	err = r.a.db.Update(ctx, func(tx *sqlstore.Tx) error {
-		if _, err := r.l.HoldTx(ctx, tx, ledger.HoldRequest{ID: c.key, Account: accountOf(r.batch), Amount: estimate, Operation: c.key}); err != nil {
+		hold := ledger.HoldRequest{ID: holdID(c.key, claimed.Attempts+1), Account: accountOf(r.batch), Amount: estimate, Operation: c.key}
+		if _, err := r.l.HoldTx(ctx, tx, hold); err != nil {
 			return err
 		}
 		_, err := r.j.SendTx(ctx, tx, c.key, r.worker)
@@ -467,14 +474,13 @@ func (r *run) record(ctx context.Context, sha string, c chunkPlan, rep journal.R
 				sha, c.idx, r.opts.Provider.Name(), r.opts.Provider.Model(), t.Text, string(segs), t.RequestID, int64(cost), r.a.now().UnixMicro()); err != nil {
 				return err
 			}
-			_, err = r.l.SettleTx(ctx, tx, c.key, cost)
+			_, err = r.l.SettleTx(ctx, tx, holdID(c.key, op.Attempts), cost)
 			return err
 		case journal.NotApplied, journal.FailedSafe:
-			if op.Attempts > 0 { // a hold exists only once the chunk was sent
-				_, err = r.l.VoidTx(ctx, tx, c.key)
-				if errors.Is(err, ledger.ErrNoHold) {
-					err = nil
-				}
+			// A hold exists only once this attempt was sent.
+			_, err = r.l.VoidTx(ctx, tx, holdID(c.key, op.Attempts))
+			if errors.Is(err, ledger.ErrNoHold) {
+				err = nil
 			}
 			return err
 		}
@@ -493,6 +499,10 @@ func (r *run) record(ctx context.Context, sha string, c chunkPlan, rep journal.R
 		r.opts.Progress(Progress{Path: sha, Chunk: c.idx + 1, Chunks: c.count, State: rep.To, Detail: rep.Detail})
 	}
 }
+
+// holdID names the budget hold of one attempt of a chunk's request: each
+// attempt that is sent holds, and settles or releases, its own.
+func holdID(key string, attempt int) string { return key + "#" + strconv.Itoa(attempt) }
 
 // price is the cost of d, billed per started second.
 func (r *run) price(d time.Duration) ledger.Amount {

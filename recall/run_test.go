@@ -266,3 +266,51 @@ func TestBudgetIsNeverExceeded(t *testing.T) {
 		t.Fatalf("the items over budget should fail safely: %+v", rep)
 	}
 }
+
+// TestRetryAfterARefusalPaysOnce: a request the provider refused (429)
+// is retried by retry-failed, holds its budget again, and is paid once.
+func TestRetryAfterARefusalPaysOnce(t *testing.T) {
+	w := newWorld(t, "1:429", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	if rep := w.run(recall.RunOptions{}); rep.Failed != 1 {
+		t.Fatalf("after a 429: %+v", rep)
+	}
+	rr, err := w.a.RetryFailed(context.Background(), "b")
+	if err != nil || rr.Requests != 1 {
+		t.Fatalf("retry-failed: %+v, %v", rr, err)
+	}
+	rep := w.run(recall.RunOptions{})
+	if rep.Done != 1 || len(rep.Problems) != 0 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("after the retry: %+v, %d charges", rep, len(w.sandbox.Charges()))
+	}
+	m, _ := w.a.Money(context.Background(), "b")
+	if m.Held != 0 || m.Spent != w.sandbox.Charges()[0].Amount {
+		t.Fatalf("money %+v, charged %d", m, w.sandbox.Charges()[0].Amount)
+	}
+}
+
+// TestResolveThenRetry: a person finds an ambiguous request was not
+// charged; retry-failed then sends it again, and it is paid once.
+func TestResolveThenRetry(t *testing.T) {
+	w := newWorld(t, "1:503", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	w.run(recall.RunOptions{})
+	amb, err := w.a.Ambiguous(context.Background(), "b")
+	if err != nil || len(amb) != 1 || amb[0].Held == 0 || !strings.HasSuffix(amb[0].Paths[0], "a.mp3") {
+		t.Fatalf("ambiguous: %+v, %v", amb, err)
+	}
+	if rr, _ := w.a.RetryFailed(context.Background(), "b"); rr.Requests != 0 || len(rr.Left) != 1 {
+		t.Fatalf("retry-failed touched an ambiguous request: %+v", rr)
+	}
+	if _, err := w.a.Resolve(context.Background(), amb[0].Key, recall.Decision{Applied: false, By: "ana", Note: "not in the sandbox's charges"}); err != nil {
+		t.Fatal(err)
+	}
+	if rr, _ := w.a.RetryFailed(context.Background(), "b"); rr.Requests != 1 {
+		t.Fatalf("retry-failed after the resolution: %+v", rr)
+	}
+	rep := w.run(recall.RunOptions{})
+	if rep.Done != 1 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("after resolve and retry: %+v, %d charges", rep, len(w.sandbox.Charges()))
+	}
+	if m, _ := w.a.Money(context.Background(), "b"); m.Held != 0 {
+		t.Fatalf("money after all: %+v", m)
+	}
+}

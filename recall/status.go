@@ -23,6 +23,11 @@ type Status struct {
 	// Duration and Bytes total the distinct contents.
 	Duration time.Duration `json:"duration_ns"`
 	Bytes    int64         `json:"bytes"`
+	// Transcription counts the distinct contents by how far they got:
+	// done, ambiguous, failed, sending, waiting.
+	Transcription map[string]int `json:"transcription"`
+	// Money is where the batch's budget stands.
+	Money Money `json:"money"`
 	// Problems lists the files that failed or were rejected.
 	Problems []Problem `json:"problems"`
 }
@@ -73,5 +78,17 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 		}
 		return rows.Err()
 	})
+	if err != nil {
+		return st, err
+	}
+	states, err := a.contentStates(ctx, batch)
+	if err != nil {
+		return st, err
+	}
+	st.Transcription = map[string]int{contentDone: 0, contentAmbiguous: 0, contentFailed: 0, contentWaiting: 0}
+	for _, s := range states {
+		st.Transcription[s]++
+	}
+	st.Money, err = a.Money(ctx, batch)
 	return st, err
 }

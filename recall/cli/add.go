@@ -10,15 +10,16 @@ import (
 )
 
 func runAdd(ctx context.Context, cl *cmdline) int {
-	if len(cl.args) < 2 {
-		return cl.usageError("give a batch name and at least one path")
+	workers := cl.fs.Int("workers", 0, "probe and hash this many files at a time (default: one per CPU)")
+	if code, ok := cl.parse(2, -1); !ok {
+		return code
 	}
 	a, err := cl.open(ctx)
 	if err != nil {
 		return cl.fail(err)
 	}
 	defer a.Close()
-	rep, err := a.Add(ctx, cl.args[0], cl.args[1:], recall.AddOptions{})
+	rep, err := a.Add(ctx, cl.args[0], cl.args[1:], recall.AddOptions{Workers: *workers})
 	if err != nil {
 		return cl.fail(err)
 	}
@@ -37,8 +38,8 @@ func runAdd(ctx context.Context, cl *cmdline) int {
 }
 
 func runStatus(ctx context.Context, cl *cmdline) int {
-	if len(cl.args) != 1 {
-		return cl.usageError("give one batch name")
+	if code, ok := cl.parse(1, 1); !ok {
+		return code
 	}
 	a, err := cl.open(ctx)
 	if err != nil {
@@ -62,6 +63,14 @@ func runStatus(ctx context.Context, cl *cmdline) int {
 		fmt.Fprintf(w, "%d %s", st.Items[s], s)
 	}
 	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), humanBytes(st.Bytes))
+	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d waiting\n",
+		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["waiting"]+st.Transcription["sending"])
+	m := st.Money
+	budget := "no budget"
+	if m.Budget > 0 {
+		budget = "budget $" + m.Budget.Decimal(6)
+	}
+	fmt.Fprintf(w, "  money: %s; spent $%s; held $%s, of which $%s by ambiguous requests\n", budget, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
 	printProblems(cl, st.Problems)
 	return ExitOK
 }

@@ -54,7 +54,14 @@ var commands []command
 func init() {
 	commands = []command{
 		{"add", "BATCH PATH...", "find the media under PATH, hash each file, record it in BATCH", runAdd},
-		{"status", "BATCH", "items per state, contents, duration", runStatus},
+		{"estimate", "BATCH", "total duration and cost at the provider's price", runEstimate},
+		{"run", "BATCH", "transcribe the batch, paying at most once for each recording", runRun},
+		{"status", "BATCH", "items per state; money estimated, held and spent", runStatus},
+		{"retry-failed", "BATCH --safe-only", "queue again every failure known to be before payment", runRetryFailed},
+		{"ambiguous", "[BATCH]", "requests that may have been charged, with their evidence", runAmbiguous},
+		{"resolve", "KEY (--applied [--transcript FILE] | --not-applied) --note TEXT", "record a person's decision on an ambiguous request", runResolve},
+		{"export", "BATCH --out DIR", "write the batch's transcripts", runExport},
+		{"sandbox", "", "run the built-in sandbox provider", runSandbox},
 	}
 }
 
@@ -116,13 +123,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return ExitUsage
 	}
 	cl := newCmdline(env, *c, g)
-	if err := cl.fs.Parse(rest[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	cl.args = cl.fs.Args()
+	cl.args = rest[1:]
 	return c.run(ctx, cl)
 }
 
@@ -214,6 +215,41 @@ func dataDir(getenv func(string) string) (string, error) {
 		home = h
 	}
 	return filepath.Join(home, ".local", "share", "recall-archive"), nil
+}
+
+// parse parses the command's flags, which may come before, between or
+// after the arguments ("--" ends them), and checks that from min to max
+// arguments remain (max < 0: no upper bound). ok is false when the command
+// must stop with code.
+func (cl *cmdline) parse(min, max int) (code int, ok bool) {
+	var positional []string
+	args := cl.args
+	for {
+		if err := cl.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return ExitOK, false
+			}
+			return ExitUsage, false
+		}
+		rest := cl.fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	cl.args = positional
+	switch {
+	case len(cl.args) < min:
+		return cl.usageError("missing arguments"), false
+	case max >= 0 && len(cl.args) > max:
+		return cl.usageError("too many arguments: %q", cl.args[max:]), false
+	}
+	return 0, true
 }
 
 // usageError prints a usage problem and the command's usage.
