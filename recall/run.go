@@ -50,6 +50,10 @@ type RunOptions struct {
 	// Timeout bounds each paid request, every attempt included; default
 	// 10 minutes. A request that runs out of time may have been applied.
 	Timeout time.Duration
+	// Lease is how long a stopped run's requests stay in flight before the
+	// next run declares them ambiguous; default 30 s. Running workers renew
+	// theirs.
+	Lease time.Duration
 	// Progress, if set, is told of every finished chunk.
 	Progress func(Progress)
 }
@@ -140,7 +144,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		return RunReport{}, err
 	}
 	r := &run{a: a, opts: opts, batch: batch, worker: opts.Worker, sendCtx: context.WithoutCancel(ctx),
-		j: journal.New(a.db.JournalStore(), journal.Options{Now: a.now}), l: ledger.New(a.db.LedgerStore(), a.now)}
+		j: journal.New(a.db.JournalStore(), journal.Options{Now: a.now, Lease: opts.Lease}), l: ledger.New(a.db.LedgerStore(), a.now)}
 	limit := opts.Budget
 	if limit <= 0 {
 		limit = noLimit

@@ -14,6 +14,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 	"github.com/rubicon-go/rubicon/retry"
@@ -312,5 +313,32 @@ func TestResolveThenRetry(t *testing.T) {
 	}
 	if m, _ := w.a.Money(context.Background(), "b"); m.Held != 0 {
 		t.Fatalf("money after all: %+v", m)
+	}
+}
+
+// TestMissingFFmpegIsFixedByRetryFailed: without ffprobe the files fail
+// before any payment; once it is there, retry-failed --safe-only queues
+// them and a run transcribes them.
+func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
+	w := newWorld(t, "", nil)
+	ffmpeg(t, filepath.Join(w.dir, "late.mp3"), "-f", "lavfi", "-i", "sine=duration=2")
+	broken, err := recall.Open(context.Background(), w.dbPath, recall.Options{Tools: media.Tools{FFprobe: "rubicon-no-such-ffprobe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := broken.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{})
+	broken.Close()
+	if len(rep.Problems) != 1 || rep.Problems[0].State != recall.StateFailed {
+		t.Fatalf("add without ffprobe: %+v", rep)
+	}
+	if run := w.run(recall.RunOptions{}); run.Done != 0 || w.sandbox.Requests() != 0 {
+		t.Fatalf("a failed file was sent: %+v", run)
+	}
+	rr, err := w.a.RetryFailed(context.Background(), "b")
+	if err != nil || rr.Items != 1 {
+		t.Fatalf("retry-failed: %+v, %v", rr, err)
+	}
+	if run := w.run(recall.RunOptions{}); run.Done != 1 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("after retry-failed: %+v", run)
 	}
 }

@@ -88,6 +88,7 @@ func runRun(ctx context.Context, cl *cmdline) int {
 	workers := cl.fs.Int("workers", 4, "transcribe this many recordings at a time")
 	timeout := cl.fs.Duration("timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
 	out := cl.fs.String("out", "", "write .txt, .srt, .vtt and .json transcripts to this directory")
+	lease := cl.fs.Duration("lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
 	if code, ok := cl.parse(1, 1); !ok {
 		return code
 	}
@@ -118,7 +119,7 @@ func runRun(ctx context.Context, cl *cmdline) int {
 	defer a.Close()
 
 	var done, total atomic.Int64
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: *workers, Out: *out, Timeout: *timeout}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: *workers, Out: *out, Timeout: *timeout, Lease: *lease}
 	if !cl.json && isTerminal(cl.env.Stderr) {
 		est, _ := a.Estimate(ctx, cl.args[0], price)
 		total.Store(int64(est.Contents))

@@ -119,6 +119,9 @@ type Charge struct {
 	Amount    ledger.Amount `json:"amount_micro_usd"`
 	Fault     Fault         `json:"fault,omitempty"`
 	At        time.Time     `json:"at"`
+	// Transcript is the answer the sandbox gave, or would have given had
+	// the fault not stopped it: what a provider's look-up returns.
+	Transcript json.RawMessage `json:"transcript"`
 }
 
 // Options configure a Server.
@@ -241,8 +244,9 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "sandbox: "+err.Error())
 		return
 	}
+	answer, _ := json.Marshal(placeholder(dur, sum))
 	charge := Charge{RequestID: reqID, Tag: r.Header.Get(s.opts.TagHeader), Model: model, Duration: dur,
-		Amount: s.price(dur), Fault: fault, At: time.Now()}
+		Amount: s.price(dur), Fault: fault, At: time.Now(), Transcript: answer}
 	s.mu.Lock()
 	s.charges = append(s.charges, charge)
 	s.mu.Unlock()
@@ -266,7 +270,7 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(placeholder(dur, sum))
+	w.Write(answer)
 }
 
 // measure reads the upload and returns its duration and SHA-256.

@@ -1,0 +1,181 @@
+// Command archive runs recall-archive's main job on this machine, with no
+// account: it makes a few recordings with ffmpeg (speech from espeak-ng
+// when it is installed), transcribes them through the built-in sandbox
+// provider with one call that charges and then drops the connection, and
+// walks through settling that ambiguous call. Run it with:
+//
+//	go run ./examples/archive
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/rubicon-go/rubicon/recall/cli"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+)
+
+func main() {
+	if err := run(os.Stdout, ""); err != nil {
+		fmt.Fprintln(os.Stderr, "archive:", err)
+		os.Exit(1)
+	}
+}
+
+var lines = []string{
+	"The archive keeps every recording once, whatever its name.",
+	"A paid call that may have gone through is never sent again.",
+	"A person settles what a machine cannot know.",
+	"Failures before the boundary are retried freely.",
+}
+
+// run plays the demo in work, a new temporary directory if empty, which it
+// leaves behind for a look at the transcripts and the database.
+func run(w io.Writer, work string) error {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		return fmt.Errorf("ffmpeg is needed (apt-get install ffmpeg)")
+	}
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "recall-archive-demo-"); err != nil {
+			return err
+		}
+	}
+	rec := filepath.Join(work, "recordings")
+	os.MkdirAll(rec, 0o755)
+	for i, line := range lines {
+		if err := record(filepath.Join(rec, fmt.Sprintf("interview %d.mp3", i+1)), line, i); err != nil {
+			return err
+		}
+	}
+	// The same recording under another name: one content, paid for once.
+	data, _ := os.ReadFile(filepath.Join(rec, "interview 1.mp3"))
+	os.WriteFile(filepath.Join(rec, "interview 1 (copy).mp3"), data, 0o644)
+
+	// The sandbox provider: its second request is charged, then its
+	// connection dropped before the answer; its third gets a 503 and is not
+	// charged. Neither caller can tell which happened.
+	plan, _ := sandbox.ParsePlan("2:charge-drop,3:503")
+	sb := sandbox.New(sandbox.Options{Plan: plan})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: sb}
+	go srv.Serve(ln)
+	defer srv.Close()
+	provider := "http://" + ln.Addr().String()
+
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
+	db := filepath.Join(work, "recall.db")
+	out := filepath.Join(work, "transcripts")
+	say := func(format string, args ...any) { fmt.Fprintf(w, "\n# "+format+"\n", args...) }
+	cmd := func(args ...string) int {
+		fmt.Fprintf(w, "$ recall-archive %s\n", strings.Join(quote(args), " "))
+		return cli.Main(context.Background(), append([]string{"--db", db}, args...), cli.Env{Stdout: w, Stderr: w})
+	}
+
+	say("Five files, four recordings, in %s.", rec)
+	cmd("add", "interviews", rec)
+	cmd("estimate", "interviews")
+	say("Transcribe them through the sandbox provider (at %s).", provider)
+	cmd("run", "interviews", "--provider-url", provider, "--out", out)
+	say("Two calls got no usable answer: one lost its connection after sending, one got a 503.")
+	say("Nobody knows whether they were charged, so both are ambiguous; their money stays held,")
+	say("and neither is sent again.")
+	cmd("ambiguous", "interviews")
+
+	say("Ask the provider. The sandbox can be asked: GET /v1/sandbox/charges?tag=KEY.")
+	for _, key := range ambiguousKeys(db) {
+		transcript, charged := askSandbox(provider, key)
+		fmt.Fprintf(w, "the sandbox on %s: charged=%v\n", key, charged)
+		if charged {
+			// It went through: settle the hold, and keep the transcript
+			// the provider has.
+			file := filepath.Join(work, "recovered.txt")
+			os.WriteFile(file, []byte(transcript), 0o644)
+			cmd("resolve", key, "--applied", "--transcript", file, "--note", "listed in the provider's charges")
+		} else {
+			cmd("resolve", key, "--not-applied", "--note", "not in the provider's charges")
+		}
+	}
+	say("A request settled as not applied is safe to send again; the other one is not touched.")
+	cmd("retry-failed", "interviews", "--safe-only")
+	cmd("run", "interviews", "--provider-url", provider, "--out", out)
+	cmd("status", "interviews")
+	fmt.Fprintf(w, "\nTranscripts are in %s; the database is %s.\n", out, db)
+	return nil
+}
+
+// record makes a recording: speech when espeak-ng is installed, a tone
+// otherwise.
+func record(path, text string, i int) error {
+	var args []string
+	if _, err := exec.LookPath("espeak-ng"); err == nil {
+		wav := path + ".wav"
+		if out, err := exec.Command("espeak-ng", "-w", wav, text).CombinedOutput(); err != nil {
+			return fmt.Errorf("espeak-ng: %v: %s", err, out)
+		}
+		defer os.Remove(wav)
+		args = []string{"-i", wav}
+	} else {
+		args = []string{"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 220+110*i, 3+i)}
+	}
+	args = append([]string{"-hide_banner", "-loglevel", "error", "-y"}, append(args, path)...)
+	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ffmpeg: %v: %s", err, out)
+	}
+	return nil
+}
+
+func ambiguousKeys(db string) []string {
+	var items []struct{ Key string }
+	var buf strings.Builder
+	cli.Main(context.Background(), []string{"--db", db, "--json", "ambiguous"}, cli.Env{Stdout: &buf, Stderr: &buf})
+	json.Unmarshal([]byte(buf.String()), &items)
+	var keys []string
+	for _, it := range items {
+		keys = append(keys, it.Key)
+	}
+	return keys
+}
+
+// askSandbox looks the request up in the sandbox's charges, and returns
+// the transcript it kept if it charged.
+func askSandbox(base, key string) (string, bool) {
+	resp, err := http.Get(base + "/v1/sandbox/charges?tag=" + url.QueryEscape(key))
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Charges []struct {
+			Transcript struct{ Text string }
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	if len(out.Charges) == 0 {
+		return "", false
+	}
+	return out.Charges[0].Transcript.Text, true
+}
+
+func quote(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \"'") {
+			a = fmt.Sprintf("%q", a)
+		}
+		out[i] = a
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+)
+
+// TestKillRunAtRandomMoments kills `recall-archive run` with SIGKILL at a
+// random moment, runs it again, and checks that nothing was lost, nothing
+// was charged twice, and the ledger equals the provider's charges plus the
+// holds of ambiguous requests.
+func TestKillRunAtRandomMoments(t *testing.T) {
+	bin := buildBinary(t)
+	rec := t.TempDir()
+	for i := range 6 {
+		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
+		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+			"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 200+50*i, 1+i%3), path).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+	}
+	runs := 8
+	if testing.Short() {
+		runs = 3
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 3))
+	t.Logf("seed %d", seed)
+	for run := range runs {
+		sb := sandbox.New(sandbox.Options{Plan: sandbox.Plan{Rates: map[sandbox.Fault]float64{sandbox.ChargeDrop: 0.15}, Seed: uint64(run)}})
+		srv := httptest.NewServer(sb)
+		db := filepath.Join(t.TempDir(), "r.db")
+		env := append(os.Environ(), "RECALL_DB="+db, "XDG_CACHE_HOME="+t.TempDir())
+		args := []string{"run", "b", "--provider-url", srv.URL, "--workers", "3", "--lease", "300ms", "--timeout", "5s"}
+
+		if out, err := exec.Command(bin, "--db", db, "add", "b", rec).CombinedOutput(); err != nil {
+			t.Fatalf("add: %v\n%s", err, out)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		time.Sleep(350 * time.Millisecond) // the killed run's leases run out
+
+		again := exec.Command(bin, args...)
+		again.Env = env
+		out, err := again.CombinedOutput()
+		if code := exitCode(err); code != 0 && code != 3 {
+			t.Fatalf("run %d: the second run exited %d\n%s", run, code, out)
+		}
+		checkAfterKill(t, run, db, sb)
+		sb.Close()
+		srv.Close()
+		if t.Failed() {
+			t.Fatalf("run %d (seed %d) failed", run, seed)
+		}
+	}
+}
+
+func checkAfterKill(t *testing.T, run int, db string, sb *sandbox.Server) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := recall.Open(ctx, db, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ops, err := a.Operations(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 6 {
+		t.Errorf("run %d: %d requests planned for 6 recordings", run, len(ops))
+	}
+	charged := map[string]int{}
+	var chargedApplied ledger.Amount
+	for _, c := range sb.Charges() {
+		charged[c.Tag]++
+	}
+	for _, op := range ops {
+		switch {
+		case charged[op.Key] > 1:
+			t.Errorf("run %d: %s was charged %d times", run, op.Key, charged[op.Key])
+		case op.State == journal.Applied && charged[op.Key] != 1:
+			t.Errorf("run %d: %s applied but charged %d times", run, op.Key, charged[op.Key])
+		case op.State != journal.Applied && op.State != journal.Ambiguous:
+			t.Errorf("run %d: %s left %s", run, op.Key, op.State)
+		}
+		if op.State == journal.Applied {
+			for _, c := range sb.Charges() {
+				if c.Tag == op.Key {
+					chargedApplied += c.Amount
+				}
+			}
+		}
+	}
+	m, err := a.Money(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spent != chargedApplied || m.Held != m.HeldAmbiguous {
+		t.Errorf("run %d: ledger %+v; the provider charged %d for applied requests; every held amount must belong to an ambiguous request", run, m, chargedApplied)
+	}
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "recall-archive")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	return bin
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
