@@ -2,11 +2,11 @@ package recall
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -287,18 +287,13 @@ func (a *Archive) Resolve(ctx context.Context, key string, d Decision) (journal.
 		}
 		if d.Transcript != nil {
 			sha, idxStr, _ := strings.Cut(op.Subject, "/")
-			var idx int
-			fmt.Sscan(idxStr, &idx)
-			segs, err := json.Marshal(d.Transcript.Segments)
+			idx, err := strconv.Atoi(idxStr)
 			if err != nil {
-				return err
+				return fmt.Errorf("recall: operation %s has no chunk number in its subject %q", key, op.Subject)
 			}
 			prov, _ := op.Evidence["provider"].(string)
 			model, _ := op.Evidence["model"].(string)
-			_, err = tx.SQL().ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, idx) DO NOTHING`,
-				sha, idx, prov, model, d.Transcript.Text, string(segs), d.Transcript.RequestID, int64(cost), a.now().UnixMicro())
-			return err
+			return a.storeTranscript(ctx, tx, sha, idx, prov, model, *d.Transcript, cost)
 		}
 		return nil
 	})

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -468,14 +467,8 @@ func (r *run) record(ctx context.Context, sha string, c chunkPlan, rep journal.R
 		}
 		switch rep.To {
 		case journal.Applied:
-			segs, err := json.Marshal(t.Segments)
-			if err != nil {
-				return err
-			}
 			cost := r.price(c.duration)
-			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, idx) DO NOTHING`,
-				sha, c.idx, r.opts.Provider.Name(), r.opts.Provider.Model(), t.Text, string(segs), t.RequestID, int64(cost), r.a.now().UnixMicro()); err != nil {
+			if err := r.a.storeTranscript(ctx, tx, sha, c.idx, r.opts.Provider.Name(), r.opts.Provider.Model(), *t, cost); err != nil {
 				return err
 			}
 			_, err = r.l.SettleTx(ctx, tx, holdID(c.key, op.Attempts), cost)

@@ -62,10 +62,32 @@ CREATE TABLE recall_transcripts (
 );
 `
 
+// Full-text search over transcript segments, with their time offsets from
+// the start of the recording: FTS5 on SQLite, a tsvector on PostgreSQL.
+const (
+	searchSQLite = `
+CREATE VIRTUAL TABLE recall_search USING fts5(
+	sha256 UNINDEXED, idx UNINDEXED, start_us UNINDEXED, end_us UNINDEXED, text,
+	tokenize = 'unicode61 remove_diacritics 2'
+);`
+	searchPostgres = `
+CREATE TABLE recall_search (
+	sha256   TEXT NOT NULL,
+	idx      INTEGER NOT NULL,
+	start_us BIGINT NOT NULL,
+	end_us   BIGINT NOT NULL,
+	text     TEXT NOT NULL,
+	tsv      tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+);
+CREATE INDEX recall_search_tsv ON recall_search USING GIN (tsv);
+CREATE INDEX recall_search_chunk ON recall_search (sha256, idx);`
+)
+
 // Migrations are the archive's schema changes, for sqlstore.Open.
 func Migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
 		{Component: Component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
 		{Component: Component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
+		{Component: Component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
 	}
 }

@@ -60,6 +60,8 @@ func init() {
 		{"retry-failed", "BATCH --safe-only", "queue again every failure known to be before payment", runRetryFailed},
 		{"ambiguous", "[BATCH]", "requests that may have been charged, with their evidence", runAmbiguous},
 		{"resolve", "KEY (--applied [--transcript FILE] | --not-applied) --note TEXT", "record a person's decision on an ambiguous request", runResolve},
+		{"reconcile", "BATCH", "ask the provider about ambiguous requests, and resolve them from its answer", runReconcile},
+		{"search", "QUERY", "find words in every transcript, with the file and the time", runSearch},
 		{"export", "BATCH --out DIR", "write the batch's transcripts", runExport},
 		{"sandbox", "", "run the built-in sandbox provider", runSandbox},
 	}
@@ -169,7 +171,7 @@ usage: recall-archive [--db DSN] [--json] COMMAND [flags] [arguments]
 commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Run 'recall-archive help COMMAND' for a command's flags.

@@ -126,8 +126,12 @@ func runResolve(ctx context.Context, cl *cmdline) int {
 		if err != nil {
 			return cl.fail(err)
 		}
-		t := provider.Transcript{Text: strings.TrimSpace(string(data))}
-		t.Segments = []provider.Segment{{Text: t.Text}}
+		// The provider's JSON keeps the timestamps; plain text has none.
+		t, err := provider.ParseVerboseJSON(data)
+		if err != nil || t.Text == "" {
+			t = provider.Transcript{Text: strings.TrimSpace(string(data))}
+			t.Segments = []provider.Segment{{Text: t.Text}}
+		}
 		d.Transcript = &t
 		d.Evidence = journal.Evidence{"transcript_file": *transcript}
 	}
@@ -182,4 +186,91 @@ func currentUser(cl *cmdline) string {
 		return u.Username
 	}
 	return "unknown"
+}
+
+func runReconcile(ctx context.Context, cl *cmdline) int {
+	var pf providerFlags
+	pf.register(cl)
+	if code, ok := cl.parse(1, 1); !ok {
+		return code
+	}
+	if pf.name == "sandbox" && pf.url == "" {
+		return cl.usageError("give --provider-url: the sandbox to ask is the one that was called")
+	}
+	prov, stop, err := pf.build(cl, time.Minute)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer stop()
+	a, err := cl.open(ctx)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer a.Close()
+	res, err := a.Reconcile(ctx, cl.args[0], prov)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if cl.json {
+		cl.emit(res)
+	} else {
+		w := cl.env.Stdout
+		if len(res) == 0 {
+			fmt.Fprintln(w, "no ambiguous requests")
+		}
+		for _, r := range res {
+			switch {
+			case r.Error != "":
+				fmt.Fprintf(w, "%s: could not ask: %s\n", r.Key, r.Error)
+			case r.State == journal.Applied:
+				fmt.Fprintf(w, "%s: charged (request %s): resolved as applied\n", r.Key, r.Request)
+			default:
+				fmt.Fprintf(w, "%s: no such charge: resolved as not applied; retry-failed --safe-only will send it again\n", r.Key)
+			}
+		}
+	}
+	for _, r := range res {
+		if r.Error != "" {
+			return ExitAmbiguous
+		}
+	}
+	return ExitOK
+}
+
+func runSearch(ctx context.Context, cl *cmdline) int {
+	limit := cl.fs.Int("limit", 20, "show at most this many matches")
+	if code, ok := cl.parse(1, -1); !ok {
+		return code
+	}
+	a, err := cl.open(ctx)
+	if err != nil {
+		return cl.fail(err)
+	}
+	defer a.Close()
+	hits, err := a.Search(ctx, strings.Join(cl.args, " "), *limit)
+	if err != nil {
+		return cl.fail(err)
+	}
+	if cl.json {
+		cl.emit(hits)
+		return ExitOK
+	}
+	w := cl.env.Stdout
+	if len(hits) == 0 {
+		fmt.Fprintln(w, "no matches")
+	}
+	for _, h := range hits {
+		path := h.SHA256[:12]
+		if len(h.Paths) > 0 {
+			path = h.Paths[0]
+		}
+		fmt.Fprintf(w, "%s  at %s\n    %s\n", path, clock(h.Start), h.Snippet)
+	}
+	return ExitOK
+}
+
+// clock formats an offset as H:MM:SS.
+func clock(d time.Duration) string {
+	s := int(d.Seconds())
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }

@@ -66,7 +66,7 @@ func (p *providerFlags) build(cl *cmdline, timeout time.Duration) (prov provider
 				fmt.Fprintf(cl.env.Stderr, "using the built-in sandbox provider at %s: placeholder transcripts, nothing is really charged\n", url)
 			}
 		}
-		return &provider.OpenAI{BaseURL: url, ModelName: p.model, Client: client, TagHeader: "X-Recall-Key"}, stop, nil
+		return &provider.Sandbox{OpenAI: provider.OpenAI{BaseURL: url, ModelName: p.model, Client: client, TagHeader: "X-Recall-Key"}}, stop, nil
 	case "openai":
 		key := cl.env.Getenv(p.keyEnv)
 		if key == "" {

@@ -103,18 +103,11 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 		}
 		return Transcript{}, he
 	}
-	var v verboseJSON
-	if err := json.Unmarshal(data, &v); err != nil {
+	t, err := ParseVerboseJSON(data)
+	if err != nil {
 		return Transcript{}, fmt.Errorf("unreadable answer (request %s): %w", reqID, err)
 	}
-	t := Transcript{Text: strings.TrimSpace(v.Text), Language: v.Language, RequestID: reqID,
-		Duration: seconds(v.Duration), Segments: make([]Segment, 0, len(v.Segments))}
-	for _, s := range v.Segments {
-		t.Segments = append(t.Segments, Segment{Start: seconds(s.Start), End: seconds(s.End), Text: strings.TrimSpace(s.Text)})
-	}
-	if len(t.Segments) == 0 && t.Text != "" {
-		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
-	}
+	t.RequestID = reqID
 	return t, nil
 }
 

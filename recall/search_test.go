@@ -1,0 +1,150 @@
+package recall_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
+)
+
+func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"talk.mp3": 25 * time.Second})
+	w.run(recall.RunOptions{MaxChunkBytes: 60_000}) // two chunks: offsets must carry
+	hits, err := w.a.Search(context.Background(), "segment 2", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 {
+		t.Fatal("no hit for words every placeholder segment 2 holds")
+	}
+	var starts []time.Duration
+	for _, h := range hits {
+		if !strings.Contains(h.Snippet, "[segment]") || !strings.HasSuffix(h.Paths[0], "talk.mp3") {
+			t.Errorf("hit %+v: want the file and a marked snippet", h)
+		}
+		starts = append(starts, h.Start)
+	}
+	// Each chunk's second segment starts 10 s into the chunk: at 10 s, and
+	// 10 s after the second chunk's start.
+	found10, foundLater := false, false
+	for _, s := range starts {
+		found10 = found10 || s == 10*time.Second
+		foundLater = foundLater || s > 20*time.Second
+	}
+	if !found10 || !foundLater {
+		t.Errorf("segment starts %v: want 10 s and one past 20 s (the second chunk's offset)", starts)
+	}
+	for _, q := range []string{`"unbalanced`, `) OR (`, `NEAR*`} {
+		if _, err := w.a.Search(context.Background(), q, 5); err != nil {
+			t.Errorf("search %q: %v", q, err)
+		}
+	}
+	if _, err := w.a.Search(context.Background(), "   ", 5); err == nil {
+		t.Error("an empty search succeeded")
+	}
+}
+
+func TestReconcileAsksTheSandbox(t *testing.T) {
+	w := newWorld(t, "1:charge-drop,2:503", map[string]time.Duration{"a.mp3": 2 * time.Second, "b.mp3": 3 * time.Second})
+	if rep := w.run(recall.RunOptions{Workers: 1}); rep.Ambiguous != 2 {
+		t.Fatalf("run: %+v", rep)
+	}
+	openai := w.provider().(*provider.OpenAI)
+	if _, err := w.a.Reconcile(context.Background(), "b", openai); !errors.Is(err, recall.ErrCannotAsk) {
+		t.Fatalf("reconcile with a provider that cannot be asked: %v", err)
+	}
+	res, err := w.a.Reconcile(context.Background(), "b", &provider.Sandbox{OpenAI: *openai})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("reconcile: %+v, %v", res, err)
+	}
+	states := map[journal.State]int{}
+	for _, r := range res {
+		states[r.State]++
+	}
+	if states[journal.Applied] != 1 || states[journal.NotApplied] != 1 {
+		t.Fatalf("reconciled states %v, want one applied (charged) and one not applied (503)", states)
+	}
+	w.a.RetryFailed(context.Background(), "b")
+	rep := w.run(recall.RunOptions{})
+	if rep.Done != 2 || len(w.sandbox.Charges()) != 2 {
+		t.Fatalf("after reconcile and retry: %+v, %d charges", rep, len(w.sandbox.Charges()))
+	}
+	w.neverPaidTwice()
+	var charged int64
+	for _, c := range w.sandbox.Charges() {
+		charged += int64(c.Amount)
+	}
+	if m, _ := w.a.Money(context.Background(), "b"); int64(m.Spent) != charged || m.Held != 0 {
+		t.Fatalf("money %+v, the sandbox charged %d", m, charged)
+	}
+	// The applied one's transcript came from the look-up: it is searchable.
+	if hits, _ := w.a.Search(context.Background(), "sandbox", 10); len(hits) < 2 {
+		t.Fatalf("%d hits, want the segments of both recordings", len(hits))
+	}
+}
+
+// TestRunOnPostgres plays a run with a fault against PostgreSQL, whose SQL
+// differs for search.
+func TestRunOnPostgres(t *testing.T) {
+	dsn := postgresSchema(t)
+	w := newWorld(t, "1:503", map[string]time.Duration{"a.mp3": 2 * time.Second, "b.mp3": 12 * time.Second})
+	a, err := recall.Open(context.Background(), dsn, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	w.a = a
+	if _, err := a.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.run(recall.RunOptions{Workers: 2})
+	if rep.Done != 1 || rep.Ambiguous != 1 {
+		t.Fatalf("run on PostgreSQL: %+v", rep)
+	}
+	if hits, err := a.Search(context.Background(), "segment", 10); err != nil || len(hits) == 0 {
+		t.Fatalf("search on PostgreSQL: %d hits, %v", len(hits), err)
+	}
+	if m, _ := a.Money(context.Background(), "b"); m.HeldAmbiguous == 0 || m.Spent == 0 {
+		t.Fatalf("money on PostgreSQL: %+v", m)
+	}
+}
+
+// postgresSchema returns the DSN of a fresh schema on the test server.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("RUBICON_TEST_POSTGRES")
+	if base == "off" {
+		t.Skip("PostgreSQL is off")
+	}
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := "recall_test_" + strings.ToLower(rand.Text()[:10])
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("PostgreSQL at %s is needed (RUBICON_TEST_POSTGRES=off skips): %v", base, err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", base); err == nil {
+			db.Exec("DROP SCHEMA " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
