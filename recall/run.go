@@ -257,9 +257,17 @@ func (r *run) chunks(ctx context.Context, sha string) ([]chunkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := r.a.tools.Probe(ctx, proxy)
+	duration, err := r.a.durationOf(ctx, sha)
 	if err != nil {
-		return nil, fmt.Errorf("probing the proxy: %w", err)
+		return nil, err
+	}
+	if duration == 0 {
+		// Recorded without ffprobe: measure the proxy.
+		info, err := r.a.tools.Probe(ctx, proxy)
+		if err != nil {
+			return nil, fmt.Errorf("probing the proxy: %w", err)
+		}
+		duration = info.Duration
 	}
 	st, err := os.Stat(proxy)
 	if err != nil {
@@ -276,12 +284,12 @@ func (r *run) chunks(ctx context.Context, sha string) ([]chunkPlan, error) {
 		n = max(n, int((st.Size()*105/100+maxBytes-1)/maxBytes))
 	}
 	if limits.MaxDuration > 0 {
-		n = max(n, int((info.Duration+limits.MaxDuration-1)/limits.MaxDuration))
+		n = max(n, int((duration+limits.MaxDuration-1)/limits.MaxDuration))
 	}
-	each := (info.Duration + time.Duration(n) - 1) / time.Duration(n)
+	each := (duration + time.Duration(n) - 1) / time.Duration(n)
 	for i := range n {
 		start := time.Duration(i) * each
-		plans = append(plans, chunkPlan{idx: i, count: n, start: start, duration: min(each, info.Duration-start),
+		plans = append(plans, chunkPlan{idx: i, count: n, start: start, duration: min(each, duration-start),
 			key: fmt.Sprintf("%s/%s/%d", opKind, sha, i)})
 	}
 	err = r.a.db.Update(ctx, func(tx *sqlstore.Tx) error {
@@ -325,6 +333,15 @@ func (a *Archive) storedChunks(ctx context.Context, sha string) ([]chunkPlan, er
 		return rows.Err()
 	})
 	return plans, err
+}
+
+// durationOf returns the content's duration as probed by add, or 0.
+func (a *Archive) durationOf(ctx context.Context, sha string) (time.Duration, error) {
+	var us int64
+	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
+		return tx.SQL().QueryRowContext(ctx, `SELECT duration_us FROM recall_contents WHERE sha256 = $1`, sha).Scan(&us)
+	})
+	return time.Duration(us) * time.Microsecond, err
 }
 
 // proxy returns the path of the content's audio proxy, making it if the
