@@ -257,22 +257,13 @@ func (r *run) chunks(ctx context.Context, sha string) ([]chunkPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	duration, err := r.a.durationOf(ctx, sha)
-	if err != nil {
-		return nil, err
-	}
-	if duration == 0 {
-		// Recorded without ffprobe: measure the proxy.
-		info, err := r.a.tools.Probe(ctx, proxy)
-		if err != nil {
-			return nil, fmt.Errorf("probing the proxy: %w", err)
-		}
-		duration = info.Duration
-	}
 	st, err := os.Stat(proxy)
 	if err != nil {
 		return nil, err
 	}
+	// The proxy is constant-bitrate MP3: its size gives its length, as the
+	// provider will measure it, without another ffprobe.
+	duration := time.Duration(st.Size()) * time.Second / media.ProxyBytesPerSecond
 	limits := r.opts.Provider.Limits()
 	maxBytes := limits.MaxBytes
 	if r.opts.MaxChunkBytes > 0 && (maxBytes == 0 || r.opts.MaxChunkBytes < maxBytes) {
@@ -333,15 +324,6 @@ func (a *Archive) storedChunks(ctx context.Context, sha string) ([]chunkPlan, er
 		return rows.Err()
 	})
 	return plans, err
-}
-
-// durationOf returns the content's duration as probed by add, or 0.
-func (a *Archive) durationOf(ctx context.Context, sha string) (time.Duration, error) {
-	var us int64
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		return tx.SQL().QueryRowContext(ctx, `SELECT duration_us FROM recall_contents WHERE sha256 = $1`, sha).Scan(&us)
-	})
-	return time.Duration(us) * time.Microsecond, err
 }
 
 // proxy returns the path of the content's audio proxy, making it if the
