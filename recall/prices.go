@@ -1,7 +1,9 @@
 package recall
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/rubicon-go/rubicon/ledger"
@@ -35,4 +37,33 @@ func (p Prices) PerMinute(provider, model string) (ledger.Amount, error) {
 		}
 	}
 	return 0, fmt.Errorf("recall: no price for %s model %q (known: %s); add it to the prices file", provider, model, strings.Join(known, ", "))
+}
+
+// LoadPrices reads a prices file over the defaults. The file is JSON, an
+// object from "provider/model" to dollars per minute written as a decimal
+// string, so that no price passes through floating point:
+//
+//	{"openai/whisper-1": "0.006", "openai/my-model": "0.0045"}
+func LoadPrices(path string) (Prices, error) {
+	prices := DefaultPrices()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("recall: prices file: %w", err)
+	}
+	var raw map[string]string
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("recall: prices file %s: %v; write an object such as {\"openai/whisper-1\": \"0.006\"}", path, err)
+	}
+	for key, v := range raw {
+		prov, model, ok := strings.Cut(key, "/")
+		if !ok || prov == "" || model == "" {
+			return nil, fmt.Errorf("recall: prices file %s: key %q: write provider/model", path, key)
+		}
+		amount, err := ledger.ParseDecimal(v, 6)
+		if err != nil {
+			return nil, fmt.Errorf("recall: prices file %s: %s: %v (dollars per minute, such as \"0.006\")", path, key, err)
+		}
+		prices[key] = amount
+	}
+	return prices, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,7 +22,8 @@ import (
 
 // providerFlags are the flags that choose a provider.
 type providerFlags struct {
-	name, url, model, keyEnv string
+	name, url, model, keyEnv, prices string
+	getenv                           func(string) string
 }
 
 func (p *providerFlags) register(cl *cmdline) {
@@ -29,11 +31,41 @@ func (p *providerFlags) register(cl *cmdline) {
 	cl.fs.StringVar(&p.url, "provider-url", "", "the provider's base URL (default: https://api.openai.com for openai; a sandbox started for the run for sandbox)")
 	cl.fs.StringVar(&p.model, "model", "whisper-1", "the model")
 	cl.fs.StringVar(&p.keyEnv, "api-key-env", "OPENAI_API_KEY", "the environment variable that holds the API key (keys are never taken from flags)")
+	cl.fs.StringVar(&p.prices, "prices", "", `a JSON file of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
+	p.getenv = cl.env.Getenv
 }
 
-// price returns the model's price per minute.
+// price returns the model's price per minute, from the prices file if
+// there is one.
 func (p *providerFlags) price() (ledger.Amount, error) {
-	return recall.DefaultPrices().PerMinute(p.name, p.model)
+	path := p.prices
+	if path == "" {
+		if dir := configDir(p.getenv); dir != "" {
+			if _, err := os.Stat(filepath.Join(dir, "prices.json")); err == nil {
+				path = filepath.Join(dir, "prices.json")
+			}
+		}
+	}
+	prices := recall.DefaultPrices()
+	if path != "" {
+		var err error
+		if prices, err = recall.LoadPrices(path); err != nil {
+			return 0, err
+		}
+	}
+	return prices.PerMinute(p.name, p.model)
+}
+
+// configDir is recall-archive's directory in the user's configuration
+// directory ($XDG_CONFIG_HOME, else ~/.config), or "" if there is none.
+func configDir(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "recall-archive")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "recall-archive")
+	}
+	return ""
 }
 
 // build returns the provider, starting a sandbox when it is asked for

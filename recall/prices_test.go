@@ -1,0 +1,52 @@
+package recall_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/recall"
+)
+
+func TestPrices(t *testing.T) {
+	p := recall.DefaultPrices()
+	if v, err := p.PerMinute("openai", "whisper-1"); err != nil || v != 6000 {
+		t.Fatalf("whisper-1: %d, %v; want $0.006 a minute", v, err)
+	}
+	if _, err := p.PerMinute("openai", "no-such-model"); err == nil || !strings.Contains(err.Error(), "whisper-1") {
+		t.Fatalf("an unknown model: %v; want an error listing the known ones", err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "prices.json")
+	os.WriteFile(good, []byte(`{"openai/whisper-1": "0.004", "groq/whisper-large-v3": "0.00185"}`), 0o644)
+	q, err := recall.LoadPrices(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := q.PerMinute("openai", "whisper-1"); v != 4000 {
+		t.Errorf("overridden whisper-1: %d", v)
+	}
+	if v, _ := q.PerMinute("groq", "whisper-large-v3"); v != 1850 {
+		t.Errorf("added groq model: %d", v)
+	}
+	if v, _ := q.PerMinute("openai", "gpt-4o-mini-transcribe"); v != 3000 {
+		t.Errorf("a default not in the file: %d", v)
+	}
+	for name, content := range map[string]string{
+		"not json":    `whisper-1 = 0.006`,
+		"no slash":    `{"whisper-1": "0.006"}`,
+		"a float":     `{"openai/whisper-1": 0.006}`,
+		"too precise": `{"openai/whisper-1": "0.0000001"}`,
+		"negative":    `{"openai/whisper-1": "-1"}`,
+	} {
+		bad := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
+		os.WriteFile(bad, []byte(content), 0o644)
+		if _, err := recall.LoadPrices(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v; want an error naming the file", name, err)
+		}
+	}
+	if _, err := recall.LoadPrices(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("a missing prices file was accepted")
+	}
+}
