@@ -254,6 +254,28 @@ func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operat
 		Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
 }
 
+// Annotate merges evidence into the sending operation key that worker
+// holds, durably, without changing its state: what a worker learns in the
+// middle of a request (an upload URL, a provider's job id) survives a
+// crash, and guides whoever settles an ambiguous outcome.
+func (j *Journal) Annotate(ctx context.Context, key, worker string, ev Evidence) error {
+	return j.store.Update(ctx, func(tx Tx) error {
+		op, err := tx.LockOperation(ctx, key)
+		if err != nil {
+			return err
+		}
+		if op.State != Sending {
+			return &TransitionError{Key: key, From: op.State, To: op.State, Why: "only an operation being sent takes annotations"}
+		}
+		if op.Worker != worker {
+			return &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
+		}
+		op.Evidence = op.Evidence.merge(ev)
+		op.Updated = j.now()
+		return tx.UpdateOperation(ctx, op)
+	})
+}
+
 // Report is a worker's account of how an attempt ended.
 type Report struct {
 	// Worker is the worker that holds the operation.

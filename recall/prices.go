@@ -21,7 +21,9 @@ func DefaultPrices() Prices {
 		"openai/gpt-4o-mini-transcribe": 3000,
 		"sandbox/whisper-1":             6000,
 		"deepgram/nova-3":               4300,
-		"assemblyai/best":               2500,
+		"deepgram/nova-2":               4300,
+		"assemblyai/best":               6170,
+		"assemblyai/nano":               2000,
 	}
 }
 

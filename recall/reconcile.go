@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall/provider"
@@ -39,7 +40,11 @@ func (a *Archive) Reconcile(ctx context.Context, batch string, prov provider.Pro
 	out := []Reconciled{}
 	for _, it := range items {
 		r := Reconciled{Key: it.Key, Paths: it.Paths}
-		found, err := asker.Lookup(ctx, it.Key)
+		ev := journal.Evidence{"sent_at": it.SentAt.UTC().Format(time.RFC3339Nano)}
+		for k, v := range it.Evidence {
+			ev[k] = v
+		}
+		found, err := asker.Lookup(ctx, it.Key, ev)
 		if err != nil {
 			r.Error = err.Error()
 			out = append(out, r)

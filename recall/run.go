@@ -78,6 +78,9 @@ type RunReport struct {
 	// Failed counts contents that failed before being paid for; safe to
 	// retry with retry-failed --safe-only.
 	Failed int `json:"failed"`
+	// Untranscribed counts contents paid for (a look-up at the provider
+	// found the charge) whose transcript the provider did not keep.
+	Untranscribed int `json:"paid_without_transcript"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
 	Waiting  int       `json:"waiting"`
@@ -442,7 +445,8 @@ func (r *run) chunk(ctx context.Context, sha string, c chunkPlan) {
 	// The boundary: from here on, a failure may have been paid for. Whatever
 	// the client's settings, nothing that was sent is sent again.
 	callCtx, cancel := context.WithTimeout(transport.WithMode(r.sendCtx, retry.NotSentOnly), r.opts.Timeout)
-	t, callErr := r.opts.Provider.Transcribe(callCtx, provider.Chunk{Key: c.key, Path: path, Size: size, Duration: c.duration})
+	note := func(ev journal.Evidence) error { return r.j.Annotate(context.WithoutCancel(ctx), c.key, r.worker, ev) }
+	t, callErr := r.opts.Provider.Transcribe(callCtx, provider.Chunk{Key: c.key, Path: path, Size: size, Duration: c.duration, Note: note})
 	cancel()
 	rep := provider.Report(r.worker, callErr)
 	if callErr == nil {
@@ -536,6 +540,8 @@ func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error
 			rep.Ambiguous++
 		case contentFailed:
 			rep.Failed++
+		case contentUntranscribed:
+			rep.Untranscribed++
 		default:
 			rep.Waiting++
 		}
@@ -550,26 +556,31 @@ const (
 	contentAmbiguous = "ambiguous"
 	contentFailed    = "failed"
 	contentSending   = "sending"
+	// contentUntranscribed: paid for, as a look-up at the provider found,
+	// but the provider kept no transcript to fetch.
+	contentUntranscribed = "paid_without_transcript"
 )
 
 // contentStates returns, for each added content of batch, how far it got.
 func (a *Archive) contentStates(ctx context.Context, batch string) (map[string]string, error) {
 	out := map[string]string{}
 	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT i.sha256, o.state FROM recall_items i
+		rows, err := tx.SQL().QueryContext(ctx, `SELECT i.sha256, o.state, t.sha256 IS NOT NULL FROM recall_items i
 			LEFT JOIN recall_chunks c ON c.sha256 = i.sha256
 			LEFT JOIN rubicon_operations o ON o.key = c.op_key
+			LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
 			WHERE i.batch = $1 AND i.state = 'added'`, batch)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		type tally struct{ total, applied, ambiguous, failed, sending int }
+		type tally struct{ total, applied, untranscribed, ambiguous, failed, sending int }
 		t := map[string]*tally{}
 		for rows.Next() {
 			var sha string
 			var state sql.NullString
-			if err := rows.Scan(&sha, &state); err != nil {
+			var transcribed bool
+			if err := rows.Scan(&sha, &state, &transcribed); err != nil {
 				return err
 			}
 			if t[sha] == nil {
@@ -583,6 +594,9 @@ func (a *Archive) contentStates(ctx context.Context, batch string) (map[string]s
 			switch journal.State(state.String) {
 			case journal.Applied:
 				x.applied++
+				if !transcribed {
+					x.untranscribed++
+				}
 			case journal.Ambiguous:
 				x.ambiguous++
 			case journal.FailedSafe, journal.NotApplied:
@@ -599,6 +613,8 @@ func (a *Archive) contentStates(ctx context.Context, batch string) (map[string]s
 				out[sha] = contentSending
 			case x.failed > 0:
 				out[sha] = contentFailed
+			case x.total > 0 && x.applied == x.total && x.untranscribed > 0:
+				out[sha] = contentUntranscribed
 			case x.total > 0 && x.applied == x.total:
 				out[sha] = contentDone
 			default:

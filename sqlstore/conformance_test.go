@@ -670,3 +670,28 @@ func TestClaimKey(t *testing.T) {
 		}
 	})
 }
+
+func TestAnnotate(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		e.into(t, "k", journal.Sending)
+		if err := e.j.Annotate(e.ctx, "k", "w1", journal.Evidence{"job_id": "j-1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.j.Annotate(e.ctx, "k", "w2", journal.Evidence{"job_id": "x"}); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("annotation by another worker: %v", err)
+		}
+		op, _ := e.j.Get(e.ctx, "k")
+		if op.State != journal.Sending || op.Evidence["job_id"] != "j-1" {
+			t.Fatalf("after annotating: %+v", op)
+		}
+		hist, _ := e.j.History(e.ctx, "k")
+		if len(hist) != 2 {
+			t.Fatalf("an annotation is not a transition, yet the audit has %d entries", len(hist))
+		}
+		e.into(t, "done", journal.Applied)
+		if err := e.j.Annotate(e.ctx, "done", "w1", journal.Evidence{"x": 1}); !errors.Is(err, journal.ErrIllegalTransition) {
+			t.Fatalf("annotating an applied operation: %v", err)
+		}
+	})
+}

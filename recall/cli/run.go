@@ -22,22 +22,47 @@ import (
 
 // providerFlags are the flags that choose a provider.
 type providerFlags struct {
-	name, url, model, keyEnv, prices string
-	getenv                           func(string) string
+	name, url, model, keyEnv, prices, project string
+	getenv                                    func(string) string
 }
 
 func (p *providerFlags) register(cl *cmdline) {
-	cl.fs.StringVar(&p.name, "provider", "sandbox", "provider: sandbox (built in, no account needed) or openai (any OpenAI-compatible API)")
-	cl.fs.StringVar(&p.url, "provider-url", "", "the provider's base URL (default: https://api.openai.com for openai; a sandbox started for the run for sandbox)")
-	cl.fs.StringVar(&p.model, "model", "whisper-1", "the model")
-	cl.fs.StringVar(&p.keyEnv, "api-key-env", "OPENAI_API_KEY", "the environment variable that holds the API key (keys are never taken from flags)")
+	cl.fs.StringVar(&p.name, "provider", "sandbox", "provider: sandbox (built in, no account needed), openai (any OpenAI-compatible API), deepgram or assemblyai")
+	cl.fs.StringVar(&p.url, "provider-url", "", "the provider's base URL (default: the provider's own; for sandbox, a sandbox started for the run)")
+	cl.fs.StringVar(&p.model, "model", "", "the model (default: whisper-1; nova-3 for deepgram; best for assemblyai)")
+	cl.fs.StringVar(&p.keyEnv, "api-key-env", "", "the environment variable that holds the API key (default: OPENAI_API_KEY, DEEPGRAM_API_KEY or ASSEMBLYAI_API_KEY); keys are never taken from flags")
+	cl.fs.StringVar(&p.project, "deepgram-project", "", "deepgram: the project whose request log reconcile searches (default: $DEEPGRAM_PROJECT_ID)")
 	cl.fs.StringVar(&p.prices, "prices", "", `a JSON file of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 	p.getenv = cl.env.Getenv
+}
+
+// defaults fills what the provider decides: model, key variable, URL.
+func (p *providerFlags) defaults() {
+	type def struct{ model, keyEnv, url string }
+	d := map[string]def{
+		"sandbox":    {"whisper-1", "", ""},
+		"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
+		"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
+		"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
+	}[p.name]
+	if p.model == "" {
+		p.model = d.model
+	}
+	if p.keyEnv == "" {
+		p.keyEnv = d.keyEnv
+	}
+	if p.url == "" && p.name != "sandbox" {
+		p.url = d.url
+	}
+	if p.project == "" && p.getenv != nil {
+		p.project = p.getenv("DEEPGRAM_PROJECT_ID")
+	}
 }
 
 // price returns the model's price per minute, from the prices file if
 // there is one.
 func (p *providerFlags) price() (ledger.Amount, error) {
+	p.defaults()
 	path := p.prices
 	if path == "" {
 		if dir := configDir(p.getenv); dir != "" {
@@ -72,6 +97,7 @@ func configDir(getenv func(string) string) string {
 // without a URL; stop shuts that sandbox down.
 func (p *providerFlags) build(cl *cmdline, timeout time.Duration) (prov provider.Provider, stop func(), err error) {
 	stop = func() {}
+	p.defaults()
 	cfg := retry.DefaultConfig()
 	cfg.Deadline = timeout
 	client, err := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
@@ -99,18 +125,21 @@ func (p *providerFlags) build(cl *cmdline, timeout time.Duration) (prov provider
 			}
 		}
 		return &provider.Sandbox{OpenAI: provider.OpenAI{BaseURL: url, ModelName: p.model, Client: client, TagHeader: "X-Recall-Key"}}, stop, nil
-	case "openai":
+	case "openai", "deepgram", "assemblyai":
 		key := cl.env.Getenv(p.keyEnv)
 		if key == "" {
 			return nil, stop, fmt.Errorf("the API key is missing: set $%s (or name another variable with --api-key-env)", p.keyEnv)
 		}
-		url := p.url
-		if url == "" {
-			url = "https://api.openai.com"
+		switch p.name {
+		case "openai":
+			return &provider.OpenAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
+		case "deepgram":
+			return &provider.Deepgram{BaseURL: p.url, ModelName: p.model, APIKey: key, ProjectID: p.project, Client: client}, stop, nil
+		default:
+			return &provider.AssemblyAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
 		}
-		return &provider.OpenAI{BaseURL: url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
 	}
-	return nil, stop, fmt.Errorf("unknown provider %q: use sandbox or openai", p.name)
+	return nil, stop, fmt.Errorf("unknown provider %q: use sandbox, openai, deepgram or assemblyai", p.name)
 }
 
 func runRun(ctx context.Context, cl *cmdline) int {

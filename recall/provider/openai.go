@@ -85,23 +85,9 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 	if o.TagHeader != "" {
 		req.Header.Set(o.TagHeader, c.Key)
 	}
-	resp, err := o.Client.Do(req)
+	data, reqID, err := call(o.Client, req, o.Name(), "X-Request-Id")
 	if err != nil {
 		return Transcript{}, err
-	}
-	defer resp.Body.Close()
-	reqID := resp.Header.Get("X-Request-Id")
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		// The answer began: the request was processed, and charged.
-		return Transcript{}, fmt.Errorf("reading the answer (request %s): %w", reqID, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		he := &HTTPError{Provider: o.Name(), Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
-		if d, ok := retry.ParseRetryAfter(resp.Header, time.Now()); ok {
-			he.RetryAfter = d
-		}
-		return Transcript{}, he
 	}
 	t, err := ParseVerboseJSON(data)
 	if err != nil {
@@ -112,6 +98,31 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// call sends req and returns the body of a successful answer and the
+// provider's request id (from the idHeader), or an *HTTPError for another
+// status. A body that breaks off after a success status is an error of its
+// own: the request was processed, so the outcome is not a refusal.
+func call(client *http.Client, req *http.Request, name, idHeader string) ([]byte, string, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	reqID := resp.Header.Get(idHeader)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, reqID, fmt.Errorf("%s: reading the answer (request %s): %w", name, reqID, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		he := &HTTPError{Provider: name, Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
+		if d, ok := retry.ParseRetryAfter(resp.Header, time.Now()); ok {
+			he.RetryAfter = d
+		}
+		return nil, reqID, he
+	}
+	return data, reqID, nil
+}
 
 // errorMessage extracts {"error":{"message":...}}, or a short excerpt.
 func errorMessage(data []byte) string {

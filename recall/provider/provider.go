@@ -21,6 +21,18 @@ type Chunk struct {
 	Path     string
 	Size     int64
 	Duration time.Duration
+	// Note, if set, records evidence durably before the provider goes on:
+	// an upload URL before the paid request that uses it, a job id as soon
+	// as it is known.
+	Note func(journal.Evidence) error
+}
+
+// note calls c.Note if it is set.
+func (c Chunk) note(ev journal.Evidence) error {
+	if c.Note == nil {
+		return nil
+	}
+	return c.Note(ev)
 }
 
 // Segment is a timed piece of a transcript.
@@ -52,6 +64,16 @@ type Provider interface {
 	Model() string
 	Limits() Limits
 	Transcribe(ctx context.Context, c Chunk) (Transcript, error)
+}
+
+// JobError is a provider's job that ended in failure; providers do not
+// charge for those.
+type JobError struct {
+	Provider, ID, Message string
+}
+
+func (e *JobError) Error() string {
+	return fmt.Sprintf("%s job %s failed: %s", e.Provider, e.ID, e.Message)
 }
 
 // HTTPError is an answer other than success.
@@ -96,6 +118,11 @@ func Report(worker string, err error) journal.Report {
 	var le *LocalError
 	if errors.As(err, &le) {
 		return journal.Report{Worker: worker, To: journal.FailedSafe, Phase: rubicon.NotSent, Detail: le.Error()}
+	}
+	var je *JobError
+	if errors.As(err, &je) {
+		return journal.Report{Worker: worker, To: journal.NotApplied, Phase: rubicon.Answered, Detail: je.Error(),
+			Evidence: journal.Evidence{"provider_job_id": je.ID}}
 	}
 	var he *HTTPError
 	if errors.As(err, &he) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 )
 
@@ -20,10 +21,10 @@ type Found struct {
 	Transcript *Transcript
 }
 
-// Lookup is a provider that can be asked whether a request, named by its
-// journal key, went through.
+// Lookup is a provider that can be asked whether a request went through,
+// given its journal key and the evidence recorded while it was sent.
 type Lookup interface {
-	Lookup(ctx context.Context, key string) (Found, error)
+	Lookup(ctx context.Context, key string, evidence journal.Evidence) (Found, error)
 }
 
 // Sandbox is recall-archive's built-in sandbox: OpenAI-compatible, and it
@@ -36,7 +37,7 @@ type Sandbox struct {
 func (s *Sandbox) Name() string { return "sandbox" }
 
 // Lookup implements Lookup with GET /v1/sandbox/charges?tag=KEY.
-func (s *Sandbox) Lookup(ctx context.Context, key string) (Found, error) {
+func (s *Sandbox) Lookup(ctx context.Context, key string, _ journal.Evidence) (Found, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.BaseURL, "/")+"/v1/sandbox/charges?tag="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Found{}, err
