@@ -13,7 +13,14 @@ import (
 )
 
 func main() {
+	// The first Ctrl-C stops new work and lets requests in flight finish;
+	// a second one ends the process at once, which the next run recovers
+	// from (its requests in flight become ambiguous, never resent).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
 	stop()
 	os.Exit(code)

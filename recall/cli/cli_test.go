@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
@@ -133,5 +136,42 @@ func TestBinaryExitCodes(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("%q: exit %d, want %d", tt.args, code, tt.code)
 		}
+	}
+}
+
+// TestSandboxCommand runs the standalone sandbox: it refuses connections
+// for a while, then answers and keeps its charges.
+func TestSandboxCommand(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "recall-archive")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "sandbox", "--addr", addr, "--refuse-for", "500ms", "--faults", "1:503")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	if _, err := http.Get("http://" + addr + "/v1/sandbox/charges"); err == nil {
+		t.Fatal("the sandbox answered during its refusal")
+	}
+	var resp *http.Response
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err = http.Get("http://" + addr + "/v1/sandbox/charges"); err == nil {
+			break
+		}
+	}
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the sandbox never came up: %v", err)
+	}
+	resp.Body.Close()
+	if r := run(t, nil, "sandbox", "--faults", "9:explode"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "explode") {
+		t.Fatalf("an unknown fault: %d %q", r.code, r.stderr)
 	}
 }

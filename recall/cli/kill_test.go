@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -137,4 +138,59 @@ func exitCode(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// TestInterruptFinishesWhatIsInFlight sends SIGINT to a run while its
+// first request hangs at the provider: the run takes no new recording, the
+// request in flight ends (here by its timeout, ambiguous), and the process
+// exits saying so; the rest wait for the next run.
+func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
+	bin := buildBinary(t)
+	rec := t.TempDir()
+	for i := range 3 {
+		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
+		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+			"-i", fmt.Sprintf("sine=frequency=%d:duration=1", 300+100*i), path).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+	}
+	plan, _ := sandbox.ParsePlan("1:hang")
+	sb := sandbox.New(sandbox.Options{Plan: plan})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	db := filepath.Join(t.TempDir(), "r.db")
+	if out, err := exec.Command(bin, "--db", db, "add", "b", rec).CombinedOutput(); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--db", db, "run", "b", "--provider-url", srv.URL, "--workers", "1", "--timeout", "1500ms")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the hanging request to arrive, then interrupt.
+	for deadline := time.Now().Add(10 * time.Second); sb.Requests() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run sent nothing")
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := exitCode(err); code != 3 {
+		t.Fatalf("exit %d after an interrupt with a request in flight; want 3 (ambiguous)\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted") || sb.Requests() != 1 {
+		t.Fatalf("after the interrupt: %d requests\n%s", sb.Requests(), out.String())
+	}
+	a, err := recall.Open(context.Background(), db, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	st, _ := a.Status(context.Background(), "b")
+	if st.Transcription["ambiguous"] != 1 || st.Transcription["waiting"] != 2 {
+		t.Fatalf("after the interrupt: %+v, want 1 ambiguous and 2 waiting", st.Transcription)
+	}
 }

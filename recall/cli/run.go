@@ -258,6 +258,7 @@ func runEstimate(ctx context.Context, cl *cmdline) int {
 func runSandbox(ctx context.Context, cl *cmdline) int {
 	addr := cl.fs.String("addr", "127.0.0.1:8787", "listen on this address")
 	faults := cl.fs.String("faults", "", `inject faults: "N:FAULT" for request N, "FAULT=P%" at random; faults: charge-drop, hang, 429, 500, 502, 503`)
+	refuseFor := cl.fs.Duration("refuse-for", 0, "refuse connections for this long after starting (nothing listens on the port)")
 	if code, ok := cl.parse(0, 0); !ok {
 		return code
 	}
@@ -266,6 +267,14 @@ func runSandbox(ctx context.Context, cl *cmdline) int {
 		return cl.usageError("%v", err)
 	}
 	sb := sandbox.New(sandbox.Options{Plan: plan})
+	if *refuseFor > 0 {
+		fmt.Fprintf(cl.env.Stdout, "refusing connections on %s for %s\n", *addr, *refuseFor)
+		select {
+		case <-time.After(*refuseFor):
+		case <-ctx.Done():
+			return ExitOK
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return cl.fail(err)
