@@ -342,3 +342,17 @@ func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
 		t.Fatalf("after retry-failed: %+v", run)
 	}
 }
+
+// TestAwkwardNamesGoThrough: spaces, a newline and non-ASCII letters in a
+// file name reach the transcript files, the newline made harmless.
+func TestAwkwardNamesGoThrough(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"an interview\nwith Zoë, 日本.mp3": 2 * time.Second})
+	if rep := w.run(recall.RunOptions{}); rep.Done != 1 {
+		t.Fatalf("run: %+v", rep)
+	}
+	outs, _ := filepath.Glob(filepath.Join(w.out, "an interview_with Zoë, 日本.*.txt"))
+	if len(outs) != 1 {
+		entries, _ := os.ReadDir(w.out)
+		t.Fatalf("transcript files: %v", entries)
+	}
+}
