@@ -38,8 +38,14 @@ func runAdd(ctx context.Context, cl *cmdline) int {
 }
 
 func runStatus(ctx context.Context, cl *cmdline) int {
+	var pf providerFlags
+	pf.register(cl)
 	if code, ok := cl.parse(1, 1); !ok {
 		return code
+	}
+	price, err := pf.price()
+	if err != nil {
+		return cl.fail(err)
 	}
 	a, err := cl.open(ctx)
 	if err != nil {
@@ -50,8 +56,12 @@ func runStatus(ctx context.Context, cl *cmdline) int {
 	if err != nil {
 		return cl.fail(err)
 	}
+	est, err := a.Estimate(ctx, cl.args[0], price)
+	if err != nil {
+		return cl.fail(err)
+	}
 	if cl.json {
-		cl.emit(st)
+		cl.emit(map[string]any{"status": st, "estimate": est})
 		return ExitOK
 	}
 	w := cl.env.Stdout
@@ -70,7 +80,8 @@ func runStatus(ctx context.Context, cl *cmdline) int {
 	if m.Budget > 0 {
 		budget = "budget $" + m.Budget.Decimal(6)
 	}
-	fmt.Fprintf(w, "  money: %s; spent $%s; held $%s, of which $%s by ambiguous requests\n", budget, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
+	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",
+		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
 	printProblems(cl, st.Problems)
 	return ExitOK
 }

@@ -280,7 +280,11 @@ func runSandbox(ctx context.Context, cl *cmdline) int {
 		return cl.fail(err)
 	}
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(cl.env.Stdout, "sandbox provider listening on http://%s (POST /v1/audio/transcriptions; GET /v1/sandbox/charges)\n", ln.Addr())
+	if cl.json {
+		cl.emit(map[string]string{"url": "http://" + ln.Addr().String()})
+	} else {
+		fmt.Fprintf(cl.env.Stdout, "sandbox provider listening on http://%s (POST /v1/audio/transcriptions; GET /v1/sandbox/charges)\n", ln.Addr())
+	}
 	go func() {
 		<-ctx.Done()
 		sb.Close()

@@ -39,8 +39,16 @@ func (o *OpenAI) Name() string { return "openai" }
 // Model implements Provider.
 func (o *OpenAI) Model() string { return o.ModelName }
 
-// Limits implements Provider: OpenAI-compatible APIs take up to 25 MB.
-func (o *OpenAI) Limits() Limits { return Limits{MaxBytes: 25 << 20} }
+// Limits implements Provider: OpenAI-compatible APIs take up to 25 MB, and
+// the gpt-4o transcription models at most 1,500 s of audio (a margin is
+// kept under it).
+func (o *OpenAI) Limits() Limits {
+	l := Limits{MaxBytes: 25 << 20}
+	if strings.HasPrefix(o.ModelName, "gpt-4o") {
+		l.MaxDuration = 1400 * time.Second
+	}
+	return l
+}
 
 type verboseJSON struct {
 	Text     string  `json:"text"`

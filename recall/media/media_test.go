@@ -1,0 +1,91 @@
+package media_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/recall/media"
+)
+
+func source(t *testing.T, d time.Duration) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "src.wav")
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+		"sine=frequency=500:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "2", "-ar", "44100", p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, out)
+	}
+	return p
+}
+
+func TestProxyIsByteIdenticalAndCuts(t *testing.T) {
+	ctx := context.Background()
+	var tools media.Tools
+	src := source(t, 6*time.Second)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.mp3"), filepath.Join(dir, "b.mp3")
+	if err := tools.Proxy(ctx, src, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := tools.Proxy(ctx, src, b); err != nil {
+		t.Fatal(err)
+	}
+	pa, _ := os.ReadFile(a)
+	pb, _ := os.ReadFile(b)
+	if !bytes.Equal(pa, pb) || len(pa) == 0 {
+		t.Fatalf("two proxies of one source differ (%d and %d bytes)", len(pa), len(pb))
+	}
+	if n := len(pa); n < 6*media.ProxyBytesPerSecond || n > 6*media.ProxyBytesPerSecond+2000 {
+		t.Fatalf("proxy of 6 s is %d bytes, want about %d (32 kbit/s)", n, 6*media.ProxyBytesPerSecond)
+	}
+	info, err := tools.Probe(ctx, a)
+	if err != nil || info.Format != "mp3" || info.Video {
+		t.Fatalf("probe of the proxy: %+v, %v", info, err)
+	}
+	cut := filepath.Join(dir, "cut.mp3")
+	if err := tools.Cut(ctx, a, cut, 2*time.Second, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ci, err := tools.Probe(ctx, cut)
+	if err != nil || ci.Duration < 2900*time.Millisecond || ci.Duration > 3200*time.Millisecond {
+		t.Fatalf("a 3 s cut: %+v, %v", ci, err)
+	}
+	if _, err := os.Stat(cut + ".partial"); !os.IsNotExist(err) {
+		t.Fatalf("a partial file was left behind")
+	}
+	if v, err := tools.Version(ctx); err != nil || !strings.HasPrefix(v, "ffmpeg version") {
+		t.Fatalf("version: %q, %v", v, err)
+	}
+}
+
+func TestMissingTools(t *testing.T) {
+	ctx := context.Background()
+	none := media.Tools{FFprobe: "rubicon-no-ffprobe", FFmpeg: "rubicon-no-ffmpeg"}
+	if _, err := none.Probe(ctx, "x.mp3"); !errors.Is(err, media.ErrNotInstalled) || !strings.Contains(err.Error(), "install ffmpeg") {
+		t.Errorf("probe without ffprobe: %v", err)
+	}
+	if err := none.Proxy(ctx, "x.mp3", filepath.Join(t.TempDir(), "p.mp3")); !errors.Is(err, media.ErrNotInstalled) {
+		t.Errorf("proxy without ffmpeg: %v", err)
+	}
+}
+
+func TestProbeTellsMediaFromOtherFiles(t *testing.T) {
+	ctx := context.Background()
+	var tools media.Tools
+	dir := t.TempDir()
+	text := filepath.Join(dir, "-looks like a flag.mp3")
+	os.WriteFile(text, []byte("plain text"), 0o644)
+	if _, err := tools.Probe(ctx, text); !errors.Is(err, media.ErrNotMedia) || !strings.Contains(err.Error(), text) {
+		t.Errorf("a text file: %v", err)
+	}
+	if err := tools.Proxy(ctx, text, filepath.Join(dir, "p.mp3")); err == nil || !strings.Contains(err.Error(), "p.mp3") {
+		t.Errorf("a proxy of a text file: %v", err)
+	}
+}
