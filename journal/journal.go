@@ -142,6 +142,7 @@ var (
 // NotFoundError reports an unknown operation key.
 type NotFoundError struct{ Key string }
 
+// Error names the key.
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("journal: no operation with key %q", e.Key)
 }
@@ -158,6 +159,7 @@ type TransitionError struct {
 	Why string
 }
 
+// Error names the operation, the states and why.
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("journal: operation %q cannot go from %s to %s: %s", e.Key, e.From, e.To, e.Why)
 }
@@ -174,6 +176,7 @@ type LeaseError struct {
 	Expired time.Time
 }
 
+// Error names the worker, the operation and the holder or expiry.
 func (e *LeaseError) Error() string {
 	switch {
 	case e.Holder != "" && e.Holder != e.Worker:

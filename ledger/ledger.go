@@ -92,6 +92,7 @@ type InsufficientError struct {
 	Available Amount
 }
 
+// Error names the account, the amount and what is available.
 func (e *InsufficientError) Error() string {
 	return fmt.Sprintf("ledger: a hold of %d on account %q does not fit: %d available", e.Amount, e.Account, e.Available)
 }

@@ -268,3 +268,24 @@ func checkBatchName(name string) error {
 	}
 	return nil
 }
+
+// texts runs a query that selects one text column and returns its values.
+func (a *Archive) texts(ctx context.Context, query string, args ...any) ([]string, error) {
+	var out []string
+	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
+		rows, err := tx.SQL().QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

@@ -210,23 +210,7 @@ func (a *Archive) Ambiguous(ctx context.Context, batch string) ([]AmbiguousItem,
 
 // pathsOf returns the paths of sha in batch (every batch if empty).
 func (a *Archive) pathsOf(ctx context.Context, batch, sha string) ([]string, error) {
-	var out []string
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT DISTINCT path FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY path`, sha, batch)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				return err
-			}
-			out = append(out, p)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return a.texts(ctx, `SELECT DISTINCT path FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY path`, sha, batch)
 }
 
 // Decision is a person's resolution of an ambiguous request.

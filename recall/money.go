@@ -45,23 +45,8 @@ func (a *Archive) Money(ctx context.Context, batch string) (Money, error) {
 
 // Operations returns the journal operations of the batch's chunks.
 func (a *Archive) Operations(ctx context.Context, batch string) ([]journal.Operation, error) {
-	var keys []string
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT DISTINCT c.op_key FROM recall_chunks c
-			JOIN recall_items i ON i.sha256 = c.sha256 WHERE i.batch = $1 ORDER BY c.op_key`, batch)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				return err
-			}
-			keys = append(keys, k)
-		}
-		return rows.Err()
-	})
+	keys, err := a.texts(ctx, `SELECT DISTINCT c.op_key FROM recall_chunks c
+		JOIN recall_items i ON i.sha256 = c.sha256 WHERE i.batch = $1 ORDER BY c.op_key`, batch)
 	if err != nil {
 		return nil, err
 	}

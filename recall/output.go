@@ -116,23 +116,7 @@ func outputName(path, sha, format string) string {
 }
 
 func (a *Archive) itemPaths(ctx context.Context, batch, sha string) ([]string, error) {
-	var out []string
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = 'added' ORDER BY path`, batch, sha)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				return err
-			}
-			out = append(out, p)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return a.texts(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = 'added' ORDER BY path`, batch, sha)
 }
 
 // render formats doc as txt, srt, vtt or json.

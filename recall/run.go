@@ -375,22 +375,7 @@ func (r *run) chunkFile(ctx context.Context, sha string, c chunkPlan) (string, i
 
 // sourceOf returns a readable path of the content's file in any batch.
 func (a *Archive) sourceOf(ctx context.Context, sha string) (string, error) {
-	var paths []string
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT path FROM recall_items WHERE sha256 = $1 ORDER BY added_at`, sha)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				return err
-			}
-			paths = append(paths, p)
-		}
-		return rows.Err()
-	})
+	paths, err := a.texts(ctx, `SELECT path FROM recall_items WHERE sha256 = $1 ORDER BY added_at`, sha)
 	if err != nil {
 		return "", err
 	}

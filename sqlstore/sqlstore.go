@@ -300,20 +300,24 @@ func (db *DB) LedgerStore() ledger.Store { return ledgerStore{db} }
 
 type journalStore struct{ db *DB }
 
+// Update implements journal.Store.
 func (s journalStore) Update(ctx context.Context, fn func(journal.Tx) error) error {
 	return s.db.Update(ctx, func(tx *Tx) error { return fn(tx) })
 }
 
+// View implements journal.Store.
 func (s journalStore) View(ctx context.Context, fn func(journal.Tx) error) error {
 	return s.db.View(ctx, func(tx *Tx) error { return fn(tx) })
 }
 
 type ledgerStore struct{ db *DB }
 
+// Update implements ledger.Store.
 func (s ledgerStore) Update(ctx context.Context, fn func(ledger.Tx) error) error {
 	return s.db.Update(ctx, func(tx *Tx) error { return fn(tx) })
 }
 
+// View implements ledger.Store.
 func (s ledgerStore) View(ctx context.Context, fn func(ledger.Tx) error) error {
 	return s.db.View(ctx, func(tx *Tx) error { return fn(tx) })
 }

@@ -14,6 +14,7 @@ func reservePort(string) (io.Closer, error) { return nopCloser{}, nil }
 
 type nopCloser struct{}
 
+// Close does nothing.
 func (nopCloser) Close() error { return nil }
 
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }

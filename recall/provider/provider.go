@@ -72,6 +72,7 @@ type JobError struct {
 	Provider, ID, Message string
 }
 
+// Error names the provider, the job and the failure.
 func (e *JobError) Error() string {
 	return fmt.Sprintf("%s job %s failed: %s", e.Provider, e.ID, e.Message)
 }
@@ -86,6 +87,7 @@ type HTTPError struct {
 	RetryAfter time.Duration
 }
 
+// Error names the provider, the status and the message.
 func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("%s answered %d", e.Provider, e.Status)
 	if e.Message != "" {
@@ -101,6 +103,7 @@ func (e *HTTPError) Error() string {
 // building the request. It is safe to retry.
 type LocalError struct{ Err error }
 
+// Error is the cause's message.
 func (e *LocalError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the cause.
