@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -170,6 +171,15 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		return
 	}
 	res := fileResult{path: c.path, state: StateAdded}
+	// A file that cannot be opened is not "not media": say why, as a
+	// failure that a fix of its permissions and retry-failed repair.
+	f, err := os.Open(c.path)
+	if err != nil {
+		res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+		a.report(ctx, batch, res, record)
+		return
+	}
+	f.Close()
 	info, err := a.tools.Probe(ctx, c.path)
 	switch {
 	case err == nil:
@@ -191,13 +201,18 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 			res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
 		}
 	}
+	a.report(ctx, batch, res, record)
+}
+
+// report stores a file's result and counts it in the add report.
+func (a *Archive) report(ctx context.Context, batch string, res fileResult, record func(func(*AddReport))) {
 	newContent, unchanged, err := a.store(ctx, batch, res)
 	record(func(r *AddReport) {
 		switch {
 		case err != nil:
-			r.Problems = append(r.Problems, Problem{Path: c.path, State: StateFailed, Phase: "record", Error: err.Error()})
+			r.Problems = append(r.Problems, Problem{Path: res.path, State: StateFailed, Phase: "record", Error: err.Error()})
 		case res.state != StateAdded:
-			r.Problems = append(r.Problems, Problem{Path: c.path, State: res.state, Phase: res.phase, Error: res.errorMsg})
+			r.Problems = append(r.Problems, Problem{Path: res.path, State: res.state, Phase: res.phase, Error: res.errorMsg})
 		case unchanged:
 			r.Unchanged++
 		default:

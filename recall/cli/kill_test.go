@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -192,5 +193,46 @@ func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
 	st, _ := a.Status(context.Background(), "b")
 	if st.Transcription["ambiguous"] != 1 || st.Transcription["waiting"] != 2 {
 		t.Fatalf("after the interrupt: %+v, want 1 ambiguous and 2 waiting", st.Transcription)
+	}
+}
+
+// TestUnreadableFileIsReportedAndTheBatchGoesOn runs add on a folder with
+// a file its user cannot read. As root, which reads everything, it runs
+// add as the user nobody.
+func TestUnreadableFileIsReportedAndTheBatchGoesOn(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	work := t.TempDir()
+	for _, name := range []string{"ok.mp3", "locked.mp3"} {
+		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+			"-i", "sine=duration=1:frequency="+map[string]string{"ok.mp3": "300", "locked.mp3": "500"}[name], filepath.Join(dir, name)).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+	}
+	os.Chmod(filepath.Join(dir, "locked.mp3"), 0)
+	cmd := exec.Command(bin, "--db", filepath.Join(work, "r.db"), "--json", "add", "b", dir)
+	if os.Geteuid() == 0 {
+		// nobody must reach the binary, the folder and the database.
+		for _, d := range []string{filepath.Dir(bin), dir, work, filepath.Dir(dir), filepath.Dir(work)} {
+			os.Chmod(d, 0o777)
+		}
+		os.Chmod(filepath.Join(dir, "ok.mp3"), 0o644)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.Env = append(os.Environ(), "HOME="+work, "XDG_CACHE_HOME="+work)
+	}
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 4 {
+		t.Fatalf("add with an unreadable file: exit %d, want 4\n%s", code, out)
+	}
+	var rep struct {
+		Added    int `json:"added"`
+		Problems []struct{ Path, State, Error string }
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Added != 1 || len(rep.Problems) != 1 || !strings.HasSuffix(rep.Problems[0].Path, "locked.mp3") ||
+		!strings.Contains(rep.Problems[0].Error, "permission denied") || rep.Problems[0].State != "failed" {
+		t.Fatalf("report %+v: want ok.mp3 added and locked.mp3 failed (retryable) with permission denied", rep)
 	}
 }
