@@ -26,6 +26,7 @@ lint:
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) ./retry
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./toolgate/spec
 
 ## bench: success-path overhead against bare net/http and go-retryablehttp,
 ## BENCHCOUNT interleaved runs into bench.out (compare with benchstat).

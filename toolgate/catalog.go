@@ -1,0 +1,355 @@
+// Package toolgate turns an OpenAPI document into MCP tools for LLM agents,
+// safe by default: every operation is classified (read, write, destructive,
+// privileged) with its reasons; destructive and privileged tools are hidden
+// unless the configuration enables them; each tool has a retry policy and a
+// deadline that follow rubicon's rules.
+package toolgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/risk"
+	"github.com/rubicon-go/rubicon/toolgate/spec"
+)
+
+// Tool is one operation as an agent sees it, with the decisions about it.
+type Tool struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Method      string   `json:"method"`
+	Path        string   `json:"path"`
+	Tags        []string `json:"tags,omitempty"`
+
+	Risk risk.Assessment `json:"risk"`
+	// RiskOverride is true when the configuration set the class.
+	RiskOverride bool `json:"risk_override"`
+	Exposed      bool `json:"exposed"`
+	// Exposure says why the tool is exposed or hidden.
+	Exposure string `json:"exposure"`
+	// Retry is how a call may be retried once sent; Deadline bounds every
+	// call, attempts and waits included.
+	Retry    retry.Mode    `json:"-"`
+	Deadline time.Duration `json:"-"`
+
+	Annotations Annotations `json:"annotations"`
+
+	op *spec.Operation
+}
+
+// Annotations are the MCP tool annotations, always set explicitly.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+// Operation returns the tool's operation.
+func (t *Tool) Operation() *spec.Operation { return t.op }
+
+// Catalog is every tool of a document under a configuration.
+type Catalog struct {
+	Doc    *spec.Document
+	Tools  []*Tool
+	byName map[string]*Tool
+}
+
+// Lookup returns the tool with name, or nil.
+func (c *Catalog) Lookup(name string) *Tool { return c.byName[name] }
+
+// Exposed returns the exposed tools, in name order.
+func (c *Catalog) Exposed() []*Tool {
+	var out []*Tool
+	for _, t := range c.Tools {
+		if t.Exposed {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Build makes the catalog of doc under cfg. Configuration entries that
+// name no tool or tag are errors: a misspelt name must not leave a tool
+// exposed, or hidden, unnoticed.
+func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
+	c := &Catalog{Doc: doc, byName: map[string]*Tool{}}
+	for i, name := range toolNames(doc.Operations) {
+		op := doc.Operations[i]
+		t := &Tool{Name: name, op: op, Method: op.Method, Path: op.Path, Tags: op.Tags,
+			Title: title(op), Description: description(op)}
+		c.Tools = append(c.Tools, t)
+		c.byName[name] = t
+	}
+	sort.Slice(c.Tools, func(i, j int) bool { return c.Tools[i].Name < c.Tools[j].Name })
+
+	tags := map[string]bool{}
+	for _, op := range doc.Operations {
+		for _, tag := range op.Tags {
+			tags[tag] = true
+		}
+	}
+	for name := range cfg.Tools {
+		if c.byName[name] == nil {
+			return nil, fmt.Errorf("toolgate: the configuration names tool %q, which the document does not have (run inspect for the names)", name)
+		}
+	}
+	for tag := range cfg.Tags {
+		if !tags[tag] {
+			return nil, fmt.Errorf("toolgate: the configuration names tag %q, which no operation has", tag)
+		}
+	}
+	for _, t := range c.Tools {
+		decide(t, cfg)
+	}
+	return c, nil
+}
+
+// decide applies the risk engine, the configuration and the exposure
+// policy to t.
+func decide(t *Tool, cfg *config.Config) {
+	t.Risk = risk.Assess(t.op)
+	t.Deadline = cfg.Deadline
+	tool, hasTool := cfg.Tools[t.Name]
+	var tagRules []config.Rule
+	for _, tag := range t.Tags {
+		if r, ok := cfg.Tags[tag]; ok {
+			tagRules = append(tagRules, r)
+		}
+	}
+	if hasTool && tool.Risk != nil {
+		t.Risk.Reasons = append(t.Risk.Reasons, fmt.Sprintf("set to %s by the configuration (was %s)", *tool.Risk, t.Risk.Class))
+		t.Risk.Class, t.RiskOverride = *tool.Risk, true
+	} else {
+		for _, r := range tagRules {
+			if r.Risk != nil {
+				t.Risk.Reasons = append(t.Risk.Reasons, fmt.Sprintf("set to %s by its tag's configuration (was %s)", *r.Risk, t.Risk.Class))
+				t.Risk.Class, t.RiskOverride = *r.Risk, true
+				break
+			}
+		}
+	}
+	for _, r := range tagRules {
+		if r.Deadline > 0 {
+			t.Deadline = r.Deadline
+		}
+	}
+	if hasTool && tool.Deadline > 0 {
+		t.Deadline = tool.Deadline
+	}
+	t.Retry = retry.ByMethod
+	if hasTool && tool.Retry != nil {
+		t.Retry = *tool.Retry
+	}
+
+	// Exposure: read and write by default; destructive and privileged only
+	// when a rule says so; any rule may hide.
+	var expose *bool
+	source := ""
+	for _, r := range tagRules {
+		if r.Expose != nil {
+			expose, source = r.Expose, "its tag's configuration"
+		}
+	}
+	if hasTool && tool.Expose != nil {
+		expose, source = tool.Expose, "the tool's configuration"
+	}
+	switch {
+	case expose != nil && !*expose:
+		t.Exposed, t.Exposure = false, "hidden by "+source
+	case expose != nil:
+		t.Exposed, t.Exposure = true, "enabled by "+source
+	case t.Risk.Class >= risk.Destructive:
+		t.Exposed, t.Exposure = false, fmt.Sprintf("hidden: %s tools need expose: true in the configuration", t.Risk.Class)
+	default:
+		t.Exposed, t.Exposure = true, fmt.Sprintf("%s: exposed by default", t.Risk.Class)
+	}
+
+	m := t.Method
+	t.Annotations = Annotations{
+		ReadOnly:    t.Risk.Class == risk.Read,
+		Destructive: t.Risk.Class >= risk.Destructive,
+		Idempotent:  m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "PUT" || m == "DELETE",
+		OpenWorld:   true,
+	}
+}
+
+// validName is MCP's rule for tool names.
+var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// ValidName reports whether name satisfies MCP's rule for tool names.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+var (
+	notNameChar = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+	underscores = regexp.MustCompile(`__+`)
+)
+
+// toolNames returns a name for each operation: its operationId (or method
+// and path) with every character MCP does not allow replaced by "_", cut
+// to 128 characters, and made unique in a stable order.
+func toolNames(ops []*spec.Operation) []string {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		base := op.ID
+		if base == "" {
+			base = strings.ToLower(op.Method) + "_" + op.Path
+		}
+		n := strings.Trim(underscores.ReplaceAllString(notNameChar.ReplaceAllString(base, "_"), "_"), "_")
+		if n == "" {
+			n = strings.ToLower(op.Method)
+		}
+		if len(n) > 128 {
+			sum := sha256.Sum256([]byte(base))
+			n = n[:119] + "_" + hex.EncodeToString(sum[:4])
+		}
+		names[i] = n
+	}
+	// Duplicates keep their name in method-and-path order, the first
+	// unchanged, so that names are stable across runs.
+	order := make([]int, len(ops))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		oa, ob := ops[order[a]], ops[order[b]]
+		return oa.Path+" "+oa.Method < ob.Path+" "+ob.Method
+	})
+	used := map[string]bool{}
+	for _, i := range order {
+		n := names[i]
+		for k := 2; used[n]; k++ {
+			suffix := fmt.Sprintf("_%d", k)
+			n = names[i][:min(len(names[i]), 128-len(suffix))] + suffix
+		}
+		used[n] = true
+		names[i] = n
+	}
+	return names
+}
+
+func title(op *spec.Operation) string {
+	if op.Summary != "" {
+		return op.Summary
+	}
+	return op.Method + " " + op.Path
+}
+
+// description is what the agent reads about the tool: the document's
+// words, cut to a length that keeps tools/list affordable.
+func description(op *spec.Operation) string {
+	d := strings.TrimSpace(op.Description)
+	if d == "" {
+		d = op.Summary
+	}
+	if len(d) > 1000 {
+		d = d[:1000] + "…"
+	}
+	if op.Deprecated {
+		d = "Deprecated. " + d
+	}
+	return d
+}
+
+// InputSchema returns the JSON Schema of the tool's arguments: its path,
+// query and header parameters, and the request body as "body".
+func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
+	props := map[string]json.RawMessage{}
+	var required []string
+	for _, p := range t.op.Parameters {
+		s, err := c.Doc.Inline(p.Schema, t.op.Where)
+		if err != nil {
+			return nil, err
+		}
+		s = withDescription(s, p.Description, p.In)
+		props[p.Name] = s
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	if b := t.op.Body; b != nil {
+		s, err := c.Doc.Inline(b.Schema, t.op.Where)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			s = json.RawMessage(`{}`)
+		}
+		props[BodyArgument(t)] = s
+		if b.Required {
+			required = append(required, BodyArgument(t))
+		}
+	}
+	sort.Strings(required)
+	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	return json.Marshal(schema)
+}
+
+// OutputSchema returns the schema of the tool's success answer, if the
+// document gives an object schema for it (MCP wants an object).
+func (c *Catalog) OutputSchema(t *Tool) (json.RawMessage, error) {
+	if len(t.op.Output) == 0 {
+		return nil, nil
+	}
+	s, err := c.Doc.Inline(t.op.Output, t.op.Where)
+	if err != nil {
+		return nil, err
+	}
+	var probe struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(s, &probe) != nil || probe.Type != "object" {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// BodyArgument is the argument that carries the request body: "body",
+// unless a parameter already has that name.
+func BodyArgument(t *Tool) string {
+	for _, p := range t.op.Parameters {
+		if p.Name == "body" {
+			return "requestBody"
+		}
+	}
+	return "body"
+}
+
+// withDescription adds a parameter's description, and where it goes, to
+// its schema.
+func withDescription(schema json.RawMessage, desc, in string) json.RawMessage {
+	var m map[string]any
+	if len(schema) == 0 || json.Unmarshal(schema, &m) != nil || m == nil {
+		m = map[string]any{}
+	}
+	if _, ok := m["description"]; !ok && desc != "" {
+		if len(desc) > 300 {
+			desc = desc[:300] + "…"
+		}
+		m["description"] = desc
+	}
+	if in == "header" {
+		m["description"] = strings.TrimSpace(fmt.Sprintf("%v (sent as a header)", valueOr(m["description"], "")))
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func valueOr(v any, def string) any {
+	if v == nil {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,243 @@
+package toolgate_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/risk"
+	"github.com/rubicon-go/rubicon/toolgate/spec"
+)
+
+func shop(t testing.TB, configYAML string) *toolgate.Catalog {
+	t.Helper()
+	doc, err := spec.Load("testdata/shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	if configYAML != "" {
+		if cfg, err = config.Parse([]byte(configYAML)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := toolgate.Build(doc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func TestDefaultsAreSafe(t *testing.T) {
+	cat := shop(t, "")
+	want := map[string]struct {
+		class   risk.Class
+		exposed bool
+	}{
+		"listOrders":  {risk.Read, true},
+		"getOrder":    {risk.Read, true},
+		"createOrder": {risk.Write, true},
+		"deleteOrder": {risk.Destructive, false},
+		"refundOrder": {risk.Destructive, false},
+		"listApiKeys": {risk.Privileged, false},
+		"getCategory": {risk.Write, true}, // x-risk: write
+	}
+	for name, w := range want {
+		tool := cat.Lookup(name)
+		if tool == nil {
+			t.Fatalf("no tool %s", name)
+		}
+		if tool.Risk.Class != w.class || tool.Exposed != w.exposed {
+			t.Errorf("%s: %s, exposed %v (%s); want %s, exposed %v", name, tool.Risk.Class, tool.Exposed, tool.Exposure, w.class, w.exposed)
+		}
+		if tool.Deadline != 30*time.Second {
+			t.Errorf("%s: deadline %s, want the 30 s default", name, tool.Deadline)
+		}
+	}
+	a := cat.Lookup("listOrders").Annotations
+	if !a.ReadOnly || a.Destructive || !a.Idempotent || !a.OpenWorld {
+		t.Errorf("listOrders annotations %+v", a)
+	}
+	a = cat.Lookup("deleteOrder").Annotations
+	if a.ReadOnly || !a.Destructive || !a.Idempotent {
+		t.Errorf("deleteOrder annotations %+v", a)
+	}
+	if cat.Lookup("createOrder").Annotations.Idempotent {
+		t.Errorf("a POST tool says it is idempotent")
+	}
+	if cat.Lookup("createOrder").Retry != retry.ByMethod {
+		t.Errorf("a POST tool opted in by default")
+	}
+}
+
+func TestConfigurationEnablesAndOverrides(t *testing.T) {
+	cat := shop(t, `
+defaults:
+  deadline: 10s
+tags:
+  payments:
+    expose: true
+    deadline: 5s
+tools:
+  deleteOrder:
+    expose: true
+    deadline: 2s
+  createOrder:
+    retry: opted_in
+  listOrders:
+    expose: false
+  getCategory:
+    risk: read
+`)
+	if tl := cat.Lookup("refundOrder"); !tl.Exposed || !strings.Contains(tl.Exposure, "tag") || tl.Deadline != 5*time.Second {
+		t.Errorf("refundOrder: %+v", tl)
+	}
+	if tl := cat.Lookup("deleteOrder"); !tl.Exposed || tl.Deadline != 2*time.Second {
+		t.Errorf("deleteOrder: %+v", tl)
+	}
+	if tl := cat.Lookup("listOrders"); tl.Exposed || !strings.Contains(tl.Exposure, "hidden by") {
+		t.Errorf("listOrders: %+v", tl)
+	}
+	if tl := cat.Lookup("createOrder"); tl.Retry != retry.OptedIn || tl.Deadline != 10*time.Second {
+		t.Errorf("createOrder: %+v", tl)
+	}
+	if tl := cat.Lookup("getCategory"); tl.Risk.Class != risk.Read || !tl.RiskOverride || !strings.Contains(strings.Join(tl.Risk.Reasons, " "), "by the configuration") {
+		t.Errorf("getCategory: %+v", tl)
+	}
+	if tl := cat.Lookup("listApiKeys"); tl.Exposed {
+		t.Errorf("a privileged tool nobody enabled is exposed")
+	}
+}
+
+func TestConfigurationMistakesAreErrors(t *testing.T) {
+	doc, _ := spec.Load("testdata/shop.yaml")
+	for name, tt := range map[string]struct{ yaml, want string }{
+		"unknown tool":     {"tools:\n  deleteOrdr:\n    expose: true\n", "deleteOrdr"},
+		"unknown tag":      {"tags:\n  admn:\n    expose: true\n", "admn"},
+		"misspelt field":   {"tools:\n  deleteOrder:\n    exposed: true\n", "exposed"},
+		"opt-in for a tag": {"tags:\n  orders:\n    retry: opted_in\n", "never for a whole tag"},
+		"bad class":        {"tools:\n  getOrder:\n    risk: harmless\n", "harmless"},
+		"bad deadline":     {"defaults:\n  deadline: soon\n", "soon"},
+		"auth without env": {"upstream:\n  auth:\n    type: bearer\n", "env"},
+		"bad upstream":     {"upstream:\n  url: ftp://x\n", "ftp"},
+		"bad retry mode":   {"tools:\n  createOrder:\n    retry: always\n", "always"},
+	} {
+		cfg, err := config.Parse([]byte(tt.yaml))
+		if err == nil {
+			_, err = toolgate.Build(doc, cfg)
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want an error mentioning %q", name, err, tt.want)
+		}
+	}
+}
+
+func TestInputSchema(t *testing.T) {
+	cat := shop(t, "tags:\n  payments:\n    expose: true\n")
+	s, err := cat.InputSchema(cat.Lookup("refundOrder"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Properties           map[string]map[string]any
+		Required             []string
+		AdditionalProperties *bool
+	}
+	json.Unmarshal(s, &m)
+	if m.Properties["id"] == nil || m.Properties["X-Reason"] == nil || len(m.Required) != 1 || m.Required[0] != "id" ||
+		m.AdditionalProperties == nil || *m.AdditionalProperties {
+		t.Fatalf("schema %s", s)
+	}
+	s, _ = cat.InputSchema(cat.Lookup("createOrder"))
+	if !strings.Contains(string(s), `"body"`) || !strings.Contains(string(s), `"quantity"`) {
+		t.Fatalf("createOrder schema %s", s)
+	}
+	out, _ := cat.OutputSchema(cat.Lookup("getOrder"))
+	if !strings.Contains(string(out), `"sku"`) {
+		t.Fatalf("output schema %s", out)
+	}
+}
+
+func TestToolNames(t *testing.T) {
+	doc, err := spec.Parse([]byte(`{"openapi": "3.0.0", "paths": {
+	  "/a/{b}": {"get": {"operationId": "repos/get", "responses": {}}, "put": {"operationId": "repos/get", "responses": {}}},
+	  "/x": {"post": {"responses": {}}},
+	  "/long": {"get": {"operationId": "` + strings.Repeat("very-long.", 20) + `", "responses": {}}}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolgate.Build(doc, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, tl := range cat.Tools {
+		if !toolgate.ValidName(tl.Name) || seen[tl.Name] {
+			t.Errorf("name %q invalid or repeated", tl.Name)
+		}
+		seen[tl.Name] = true
+	}
+	for _, want := range []string{"repos_get", "repos_get_2", "post_x"} {
+		if !seen[want] {
+			t.Errorf("no tool %q in %v", want, seen)
+		}
+	}
+}
+
+// githubSpec is GitHub's REST description from the npm package
+// @octokit/openapi, which .ci/run installs.
+func githubSpec(t testing.TB) string {
+	if p := os.Getenv("TOOLGATE_GITHUB_SPEC"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs("../.cache/npm/node_modules/@octokit/openapi/generated/api.github.com.json")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("GitHub's description is not installed (.ci/run installs it: npm install @octokit/openapi)")
+	}
+	return p
+}
+
+func TestGitHubDescription(t *testing.T) {
+	doc, err := spec.Load(githubSpec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolgate.Build(doc, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Tools) < 1000 {
+		t.Fatalf("%d tools from GitHub's description", len(cat.Tools))
+	}
+	seen := map[string]bool{}
+	for _, tl := range cat.Tools {
+		if !toolgate.ValidName(tl.Name) {
+			t.Errorf("invalid tool name %q", tl.Name)
+		}
+		if seen[tl.Name] {
+			t.Errorf("tool name %q twice", tl.Name)
+		}
+		seen[tl.Name] = true
+		if tl.Exposed && tl.Risk.Class >= risk.Destructive {
+			t.Errorf("%s (%s) exposed by default", tl.Name, tl.Risk.Class)
+		}
+	}
+	_, sum, err := cat.Inspect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GitHub: %d tools: %v; exposed %d: %v; tools/list %d bytes", sum.Tools, sum.ByClass, sum.Exposed, sum.ExposedByClass, sum.ListBytes)
+	if sum.ByClass["destructive"] == 0 || sum.ByClass["privileged"] == 0 || sum.ExposedByClass["destructive"]+sum.ExposedByClass["privileged"] != 0 {
+		t.Fatalf("counts %+v", sum)
+	}
+	if tl := cat.Lookup("repos_delete"); tl == nil || tl.Risk.Class < risk.Destructive || tl.Exposed {
+		t.Fatalf("repos_delete: %+v", tl)
+	}
+}

@@ -1,0 +1,111 @@
+package toolgate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/toolgate/risk"
+)
+
+// Row is one line of inspect's table.
+type Row struct {
+	Name     string   `json:"name"`
+	Method   string   `json:"method"`
+	Path     string   `json:"path"`
+	Risk     string   `json:"risk"`
+	Reasons  []string `json:"reasons"`
+	Override bool     `json:"risk_override"`
+	Exposed  bool     `json:"exposed"`
+	Exposure string   `json:"exposure"`
+	Retry    string   `json:"retry"`
+	Deadline string   `json:"deadline"`
+}
+
+// Summary totals a catalog for inspect.
+type Summary struct {
+	Tools   int            `json:"tools"`
+	Exposed int            `json:"exposed"`
+	ByClass map[string]int `json:"by_class"`
+	// ExposedByClass counts the exposed tools per class.
+	ExposedByClass map[string]int `json:"exposed_by_class"`
+	// ListBytes is the size of the tools/list answer, and ListTokens an
+	// estimate of it in tokens (a token per 4 bytes).
+	ListBytes  int      `json:"tools_list_bytes"`
+	ListTokens int      `json:"tools_list_tokens"`
+	Warnings   []string `json:"warnings"`
+}
+
+// RetryText says in words how a tool's calls may be retried.
+func RetryText(t *Tool) string {
+	switch {
+	case t.Retry == retry.OptedIn:
+		return "opted in: retried with one Idempotency-Key"
+	case t.Retry == retry.NotSentOnly:
+		return "only if not sent"
+	case retry.IsSafeMethod(t.Method):
+		return "transient failures retried"
+	}
+	return "only if not sent (ambiguous otherwise)"
+}
+
+// Inspect returns the catalog's rows and summary.
+func (c *Catalog) Inspect() ([]Row, Summary, error) {
+	s := Summary{ByClass: map[string]int{}, ExposedByClass: map[string]int{}, Warnings: []string{}}
+	rows := make([]Row, 0, len(c.Tools))
+	for _, t := range c.Tools {
+		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
+			Override: t.RiskOverride, Exposed: t.Exposed, Exposure: t.Exposure, Retry: RetryText(t), Deadline: t.Deadline.String()})
+		s.Tools++
+		s.ByClass[t.Risk.Class.String()]++
+		if t.Exposed {
+			s.Exposed++
+			s.ExposedByClass[t.Risk.Class.String()]++
+		}
+	}
+	list, err := c.ListJSON()
+	if err != nil {
+		return nil, s, err
+	}
+	s.ListBytes, s.ListTokens = len(list), len(list)/4
+	switch {
+	case s.Exposed > 128:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface with expose: false per tag or tool", s.Exposed))
+	case s.Exposed > 40:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients work badly past 40; consider narrowing the surface", s.Exposed))
+	}
+	if s.ListTokens > 100_000 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("tools/list is about %d tokens: more than many models' whole context; narrow the surface", s.ListTokens))
+	}
+	for _, t := range c.Tools {
+		if t.Exposed && t.Risk.Class >= risk.Destructive {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s (%s) is exposed: %s", t.Name, t.Risk.Class, t.Exposure))
+		}
+	}
+	return rows, s, nil
+}
+
+// ListJSON renders the exposed tools as tools/list would answer.
+func (c *Catalog) ListJSON() ([]byte, error) {
+	type listed struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Annotations  Annotations     `json:"annotations"`
+	}
+	var tools []listed
+	for _, t := range c.Exposed() {
+		in, err := c.InputSchema(t)
+		if err != nil {
+			return nil, err
+		}
+		out, err := c.OutputSchema(t)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, listed{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out, Annotations: t.Annotations})
+	}
+	return json.Marshal(map[string]any{"tools": tools})
+}

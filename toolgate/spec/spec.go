@@ -1,0 +1,536 @@
+// Package spec loads an OpenAPI 3.0 or 3.1 document, or a Swagger 2.0
+// document converted on load, into the operations that toolgate turns into
+// tools. It decodes only what tools need and resolves local $refs lazily,
+// cycles included: GitHub's 13 MB description loads in a fraction of the
+// time and memory that a full object model takes.
+//
+// A document is untrusted input. Only local references ("#/...") are
+// followed; a reference to a file or a URL is refused with the location
+// that holds it. Malformed documents get an error that says where.
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Document is a loaded API description.
+type Document struct {
+	// Version is "3.0.x", "3.1.x", or "2.0" for a converted Swagger document.
+	Version string
+	Title   string
+	// Servers are the base URLs the document names.
+	Servers    []string
+	Operations []*Operation
+	// SecuritySchemes maps scheme names to their type ("oauth2", "apiKey"…).
+	SecuritySchemes map[string]string
+
+	raw      rawDocument
+	rawBytes []byte
+	tree     any // the whole document, decoded on first need
+}
+
+// Operation is one method on one path.
+type Operation struct {
+	ID          string // operationId, possibly empty
+	Method      string // upper case
+	Path        string
+	Summary     string
+	Description string
+	Tags        []string
+	Deprecated  bool
+	Parameters  []Parameter
+	Body        *Body
+	// Output is the schema of the first 2xx JSON response, if any.
+	Output json.RawMessage
+	// Security lists the requirements that apply: scheme → scopes.
+	Security []map[string][]string
+	// Extensions holds the operation's x- fields.
+	Extensions map[string]json.RawMessage
+	// Where is the operation's location in the document, for messages.
+	Where string
+}
+
+// Parameter is a path, query or header parameter.
+type Parameter struct {
+	Name, In    string
+	Required    bool
+	Description string
+	Schema      json.RawMessage
+}
+
+// Body is a request body.
+type Body struct {
+	Required    bool
+	ContentType string
+	Schema      json.RawMessage
+}
+
+// rawDocument is the document's top level, kept raw below it.
+type rawDocument struct {
+	OpenAPI string `json:"openapi"`
+	Swagger string `json:"swagger"`
+	Info    struct {
+		Title string `json:"title"`
+	} `json:"info"`
+	Servers []struct {
+		URL string `json:"url"`
+	} `json:"servers"`
+	Host     string                                `json:"host"`
+	BasePath string                                `json:"basePath"`
+	Schemes  []string                              `json:"schemes"`
+	Paths    map[string]map[string]json.RawMessage `json:"paths"`
+	Security []map[string][]string                 `json:"security"`
+	Consumes []string                              `json:"consumes"`
+
+	Components struct {
+		Schemas         map[string]json.RawMessage `json:"schemas"`
+		Parameters      map[string]json.RawMessage `json:"parameters"`
+		RequestBodies   map[string]json.RawMessage `json:"requestBodies"`
+		Responses       map[string]json.RawMessage `json:"responses"`
+		SecuritySchemes map[string]json.RawMessage `json:"securitySchemes"`
+	} `json:"components"`
+	// Swagger 2.0
+	Definitions         map[string]json.RawMessage `json:"definitions"`
+	Parameters          map[string]json.RawMessage `json:"parameters"`
+	Responses           map[string]json.RawMessage `json:"responses"`
+	SecurityDefinitions map[string]json.RawMessage `json:"securityDefinitions"`
+}
+
+// Load reads the document at path.
+func Load(path string) (*Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	doc, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// Parse reads a document from JSON or YAML bytes.
+func Parse(data []byte) (doc *Document, err error) {
+	defer func() {
+		// The loader must never panic on hostile input; a panic here is a
+		// bug, reported as an error rather than a crash.
+		if p := recover(); p != nil {
+			doc, err = nil, fmt.Errorf("spec: the document could not be read (internal error: %v)", p)
+		}
+	}()
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New("spec: the document is empty")
+	}
+	if data[0] != '{' {
+		if data, err = yamlToJSON(data); err != nil {
+			return nil, err
+		}
+	}
+	d := &Document{}
+	if err := json.Unmarshal(data, &d.raw); err != nil {
+		return nil, jsonError(data, err)
+	}
+	d.rawBytes = data
+	switch {
+	case strings.HasPrefix(d.raw.OpenAPI, "3."):
+		d.Version = d.raw.OpenAPI
+	case d.raw.Swagger == "2.0":
+		d.Version = "2.0"
+	case d.raw.OpenAPI != "":
+		return nil, fmt.Errorf("spec: openapi %q is not supported: use 3.0, 3.1, or Swagger 2.0", d.raw.OpenAPI)
+	default:
+		return nil, errors.New("spec: neither an \"openapi\" nor a \"swagger\" field: is this an OpenAPI document?")
+	}
+	if len(d.raw.Paths) == 0 {
+		return nil, errors.New("spec: the document has no paths, so no operations")
+	}
+	d.Title = d.raw.Info.Title
+	d.servers()
+	if err := d.securitySchemes(); err != nil {
+		return nil, err
+	}
+	if err := d.operations(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func (d *Document) servers() {
+	for _, s := range d.raw.Servers {
+		if s.URL != "" {
+			d.Servers = append(d.Servers, s.URL)
+		}
+	}
+	if d.Version == "2.0" && d.raw.Host != "" {
+		scheme := "https"
+		if len(d.raw.Schemes) > 0 {
+			scheme = d.raw.Schemes[0]
+		}
+		d.Servers = append(d.Servers, scheme+"://"+d.raw.Host+d.raw.BasePath)
+	}
+}
+
+func (d *Document) securitySchemes() error {
+	schemes := d.raw.Components.SecuritySchemes
+	if d.Version == "2.0" {
+		schemes = d.raw.SecurityDefinitions
+	}
+	d.SecuritySchemes = map[string]string{}
+	for name, raw := range schemes {
+		var s struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("spec: security scheme %q: %v", name, err)
+		}
+		d.SecuritySchemes[name] = s.Type
+	}
+	return nil
+}
+
+// rawOperation is an operation before its references are resolved.
+type rawOperation struct {
+	OperationID string                     `json:"operationId"`
+	Summary     string                     `json:"summary"`
+	Description string                     `json:"description"`
+	Tags        []string                   `json:"tags"`
+	Deprecated  bool                       `json:"deprecated"`
+	Parameters  []json.RawMessage          `json:"parameters"`
+	RequestBody json.RawMessage            `json:"requestBody"`
+	Responses   map[string]json.RawMessage `json:"responses"`
+	Security    *[]map[string][]string     `json:"security"`
+}
+
+func (d *Document) operations() error {
+	paths := make([]string, 0, len(d.raw.Paths))
+	for p := range d.raw.Paths {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		item := d.raw.Paths[path]
+		var shared []json.RawMessage
+		if raw, ok := item["parameters"]; ok {
+			if err := json.Unmarshal(raw, &shared); err != nil {
+				return fmt.Errorf("spec: paths.%s.parameters: %v", path, err)
+			}
+		}
+		for _, m := range methods {
+			raw, ok := item[m]
+			if !ok {
+				continue
+			}
+			where := "paths." + path + "." + m
+			op, err := d.operation(path, m, raw, shared, where)
+			if err != nil {
+				return err
+			}
+			d.Operations = append(d.Operations, op)
+		}
+	}
+	return nil
+}
+
+func (d *Document) operation(path, method string, raw json.RawMessage, shared []json.RawMessage, where string) (*Operation, error) {
+	var ro rawOperation
+	if err := json.Unmarshal(raw, &ro); err != nil {
+		return nil, fmt.Errorf("spec: %s: %v", where, err)
+	}
+	var all map[string]json.RawMessage
+	json.Unmarshal(raw, &all)
+	op := &Operation{ID: ro.OperationID, Method: strings.ToUpper(method), Path: path, Summary: ro.Summary,
+		Description: ro.Description, Tags: ro.Tags, Deprecated: ro.Deprecated, Where: where, Extensions: map[string]json.RawMessage{}}
+	for k, v := range all {
+		if strings.HasPrefix(k, "x-") {
+			op.Extensions[k] = v
+		}
+	}
+	if ro.Security != nil {
+		op.Security = *ro.Security
+	} else {
+		op.Security = d.raw.Security
+	}
+	// Path-level parameters apply unless the operation redefines them.
+	params := map[string]Parameter{}
+	var order []string
+	for i, list := range [][]json.RawMessage{shared, ro.Parameters} {
+		for j, p := range list {
+			loc := fmt.Sprintf("%s.parameters[%d]", where, j)
+			if i == 0 {
+				loc = fmt.Sprintf("paths.%s.parameters[%d]", path, j)
+			}
+			par, body, err := d.parameter(p, loc)
+			if err != nil {
+				return nil, err
+			}
+			if body != nil { // Swagger 2.0 body parameter
+				op.Body = body
+				continue
+			}
+			if par.In == "cookie" || par.In == "formData" && d.Version != "2.0" {
+				continue
+			}
+			key := par.In + ":" + par.Name
+			if _, seen := params[key]; !seen {
+				order = append(order, key)
+			}
+			params[key] = par
+		}
+	}
+	for _, k := range order {
+		op.Parameters = append(op.Parameters, params[k])
+	}
+	if d.Version == "2.0" {
+		d.formBody(op, ro)
+	} else if len(ro.RequestBody) > 0 {
+		body, err := d.requestBody(ro.RequestBody, where+".requestBody")
+		if err != nil {
+			return nil, err
+		}
+		op.Body = body
+	}
+	out, err := d.output(ro.Responses, where+".responses")
+	if err != nil {
+		return nil, err
+	}
+	op.Output = out
+	return op, nil
+}
+
+// parameter resolves one parameter; a Swagger 2.0 body parameter comes back
+// as a Body.
+func (d *Document) parameter(raw json.RawMessage, where string) (Parameter, *Body, error) {
+	raw, err := d.deref(raw, where)
+	if err != nil {
+		return Parameter{}, nil, err
+	}
+	var p struct {
+		Name        string          `json:"name"`
+		In          string          `json:"in"`
+		Required    bool            `json:"required"`
+		Description string          `json:"description"`
+		Schema      json.RawMessage `json:"schema"`
+		Type        string          `json:"type"` // Swagger 2.0 non-body parameters
+		Format      string          `json:"format"`
+		Items       json.RawMessage `json:"items"`
+		Enum        json.RawMessage `json:"enum"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return Parameter{}, nil, fmt.Errorf("spec: %s: %v", where, err)
+	}
+	if p.Name == "" || p.In == "" {
+		return Parameter{}, nil, fmt.Errorf("spec: %s: a parameter needs a name and an \"in\"", where)
+	}
+	if d.Version == "2.0" {
+		if p.In == "body" {
+			return Parameter{}, &Body{Required: p.Required, ContentType: "application/json", Schema: p.Schema}, nil
+		}
+		schema := map[string]json.RawMessage{}
+		if p.Type != "" {
+			schema["type"], _ = json.Marshal(p.Type)
+		}
+		if p.Format != "" {
+			schema["format"], _ = json.Marshal(p.Format)
+		}
+		if len(p.Items) > 0 {
+			schema["items"] = p.Items
+		}
+		if len(p.Enum) > 0 {
+			schema["enum"] = p.Enum
+		}
+		p.Schema, _ = json.Marshal(schema)
+	}
+	if p.In == "path" {
+		p.Required = true
+	}
+	return Parameter{Name: p.Name, In: p.In, Required: p.Required, Description: p.Description, Schema: p.Schema}, nil, nil
+}
+
+// formBody gathers Swagger 2.0 formData parameters into an object body.
+func (d *Document) formBody(op *Operation, ro rawOperation) {
+	var keep []Parameter
+	props := map[string]json.RawMessage{}
+	var required []string
+	for _, p := range op.Parameters {
+		if p.In != "formData" {
+			keep = append(keep, p)
+			continue
+		}
+		props[p.Name] = p.Schema
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	op.Parameters = keep
+	if len(props) == 0 {
+		return
+	}
+	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
+	op.Body = &Body{Required: len(required) > 0, ContentType: "application/x-www-form-urlencoded", Schema: schema}
+}
+
+func (d *Document) requestBody(raw json.RawMessage, where string) (*Body, error) {
+	raw, err := d.deref(raw, where)
+	if err != nil {
+		return nil, err
+	}
+	var rb struct {
+		Required bool `json:"required"`
+		Content  map[string]struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &rb); err != nil {
+		return nil, fmt.Errorf("spec: %s: %v", where, err)
+	}
+	ct := pickContentType(rb.Content)
+	if ct == "" {
+		return nil, nil
+	}
+	return &Body{Required: rb.Required, ContentType: ct, Schema: rb.Content[ct].Schema}, nil
+}
+
+// pickContentType prefers JSON, then forms, then whatever comes first.
+func pickContentType[T any](content map[string]T) string {
+	if len(content) == 0 {
+		return ""
+	}
+	var types []string
+	for ct := range content {
+		types = append(types, ct)
+	}
+	sort.Strings(types)
+	for _, want := range []string{"application/json", "application/x-www-form-urlencoded"} {
+		for _, ct := range types {
+			if strings.HasPrefix(ct, want) {
+				return ct
+			}
+		}
+	}
+	for _, ct := range types {
+		if strings.Contains(ct, "json") {
+			return ct
+		}
+	}
+	return types[0]
+}
+
+func (d *Document) output(responses map[string]json.RawMessage, where string) (json.RawMessage, error) {
+	codes := make([]string, 0, len(responses))
+	for c := range responses {
+		if strings.HasPrefix(c, "2") {
+			codes = append(codes, c)
+		}
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		raw, err := d.deref(responses[c], where+"."+c)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Content map[string]struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"content"`
+			Schema json.RawMessage `json:"schema"` // Swagger 2.0
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("spec: %s.%s: %v", where, c, err)
+		}
+		if len(r.Schema) > 0 {
+			return r.Schema, nil
+		}
+		if ct := pickContentType(r.Content); ct != "" && strings.Contains(ct, "json") {
+			return r.Content[ct].Schema, nil
+		}
+	}
+	return nil, nil
+}
+
+func yamlToJSON(data []byte) ([]byte, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("spec: neither JSON nor YAML: %v", err)
+	}
+	v, err := jsonCompatible(v, "")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// jsonCompatible turns YAML's map[string]any trees, and any map with
+// non-string keys, into what encoding/json accepts.
+func jsonCompatible(v any, where string) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			c, err := jsonCompatible(e, where+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = c
+		}
+		return x, nil
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			ks := fmt.Sprint(k)
+			c, err := jsonCompatible(e, where+"."+ks)
+			if err != nil {
+				return nil, err
+			}
+			m[ks] = c
+		}
+		return m, nil
+	case []any:
+		for i, e := range x {
+			c, err := jsonCompatible(e, fmt.Sprintf("%s[%d]", where, i))
+			if err != nil {
+				return nil, err
+			}
+			x[i] = c
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+// jsonError turns a decoding error into one that says where.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := position(data, se.Offset)
+		return fmt.Errorf("spec: malformed JSON at line %d, column %d: %v", line, col, se)
+	case errors.As(err, &te):
+		line, col := position(data, te.Offset)
+		return fmt.Errorf("spec: at line %d, column %d (field %s): a %s where %s was expected", line, col, te.Field, te.Value, te.Type)
+	}
+	return fmt.Errorf("spec: %v", err)
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	line = 1
+	for i := int64(0); i < offset && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line++
+			col = 0
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
