@@ -266,6 +266,9 @@ func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 	props := map[string]json.RawMessage{}
 	var required []string
 	for _, p := range t.op.Parameters {
+		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) {
+			continue // never settable from arguments
+		}
 		s, err := c.Doc.Inline(p.Schema, t.op.Where)
 		if err != nil {
 			return nil, err

@@ -174,6 +174,15 @@ func (in *inliner) value(v any, depth int, names bool) (any, error) {
 			return out, err
 		}
 		out := make(map[string]any, len(x))
+		if !names && !strings.HasPrefix(in.d.Version, "3.1") {
+			// OpenAPI 3.0's "nullable" is JSON Schema's null type.
+			if n, _ := x["nullable"].(bool); n {
+				if t, ok := x["type"].(string); ok {
+					x["type"] = []any{t, "null"}
+				}
+			}
+			delete(x, "nullable")
+		}
 		for k, e := range x {
 			if !names && (dropped[k] || strings.HasPrefix(k, "x-")) {
 				continue

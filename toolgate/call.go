@@ -1,0 +1,402 @@
+package toolgate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// Caller calls the upstream API for tools.
+type Caller struct {
+	cat     *Catalog
+	base    *url.URL
+	client  *http.Client
+	auth    config.Auth
+	secret  string
+	journal *journal.Journal // nil: calls are not journaled
+	worker  string
+	schemas map[string]*jsonschema.Resolved
+}
+
+// NewCaller returns a caller for cat's tools against base, authenticating
+// with auth, whose secret it reads once from the environment (getenv).
+// The journal, if not nil, records every call to a tool that is not read
+// only, so that an ambiguous call is kept and an identical one refused.
+func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) string, client *http.Client, j *journal.Journal) (*Caller, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("toolgate: upstream %q: give an http or https URL (config upstream.url, --upstream, or the document's servers)", base)
+	}
+	c := &Caller{cat: cat, base: u, client: client, auth: auth, journal: j, worker: "toolgate", schemas: map[string]*jsonschema.Resolved{}}
+	if auth.Type != "none" && auth.Type != "" {
+		c.secret = getenv(auth.Env)
+		if c.secret == "" {
+			return nil, fmt.Errorf("toolgate: upstream authentication needs $%s, which is not set", auth.Env)
+		}
+	}
+	if c.client == nil {
+		if c.client, err = transport.NewClient(transport.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range cat.Exposed() {
+		s, err := cat.InputSchema(t)
+		if err != nil {
+			return nil, err
+		}
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(s, &schema); err != nil {
+			return nil, fmt.Errorf("toolgate: tool %s: its input schema: %v", t.Name, err)
+		}
+		rs, err := schema.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("toolgate: tool %s: its input schema: %v", t.Name, err)
+		}
+		c.schemas[t.Name] = rs
+	}
+	return c, nil
+}
+
+// Result is what a tool call returns to the agent.
+type Result struct {
+	Text    string
+	IsError bool
+	// Structured is the answer as JSON, when it is an object.
+	Structured map[string]any
+}
+
+// forbiddenHeaders can never be set from arguments, whatever the document
+// declares: they would change where the request goes, how it is framed,
+// or whose credentials it carries.
+var forbiddenHeaders = map[string]bool{"Host": true, "Authorization": true, "Proxy-Authorization": true, "Cookie": true,
+	"Content-Length": true, "Content-Type": true, "Transfer-Encoding": true, "Connection": true, "Te": true, "Upgrade": true,
+	"Idempotency-Key": true, "Forwarded": true, "X-Forwarded-For": true, "X-Forwarded-Host": true, "X-Forwarded-Proto": true, "X-Real-Ip": true}
+
+// ForbiddenHeader reports whether an argument may not set header name.
+func ForbiddenHeader(name string, auth config.Auth) bool {
+	h := http.CanonicalHeaderKey(name)
+	return forbiddenHeaders[h] || strings.HasPrefix(h, "Proxy-") || (auth.Type == "header" && h == http.CanonicalHeaderKey(auth.Header))
+}
+
+// Call calls the tool name with the arguments args (a JSON object).
+func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Result {
+	t := c.cat.Lookup(name)
+	if t == nil || !t.Exposed {
+		// Hidden tools are not listed; they are refused by name as well.
+		return errorResult("there is no tool named %q here", name)
+	}
+	var a map[string]any
+	if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || string(trimmed) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, &a); err != nil || a == nil {
+		return errorResult("the arguments of %s must be a JSON object", name)
+	}
+	if err := c.schemas[name].Validate(a); err != nil {
+		return errorResult("the arguments do not fit %s's input schema: %v. Nothing was sent.", name, err)
+	}
+	req, err := c.request(ctx, t, a)
+	if err != nil {
+		return errorResult("%v. Nothing was sent.", err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
+	defer cancel()
+	var opKey string
+	if c.journal != nil && t.Method != "GET" && t.Method != "HEAD" && t.Method != "OPTIONS" {
+		var refusal string
+		opKey, refusal, err = c.begin(ctx, t, args)
+		if err != nil {
+			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err)
+		}
+		if refusal != "" {
+			return Result{IsError: true, Text: refusal}
+		}
+	}
+	switch {
+	case t.Retry == retry.OptedIn:
+		// One key for this tool call, sent on every attempt.
+		key := opKey
+		if key == "" {
+			key = "toolgate-" + rand.Text()
+		}
+		ctx = transport.WithIdempotencyKey(ctx, key)
+	default:
+		ctx = transport.WithMode(ctx, t.Retry)
+	}
+	resp, err := c.client.Do(req.WithContext(ctx))
+	res, outcome := c.result(t, resp, err)
+	if opKey != "" {
+		c.finish(context.WithoutCancel(ctx), opKey, outcome, err)
+	}
+	return res
+}
+
+// request builds the upstream request. Path parameters are escaped, so no
+// argument can change the host or the path's shape; only headers the
+// document declares, and none of the forbidden ones, are set.
+func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.Request, error) {
+	op := t.op
+	path := op.Path
+	query := url.Values{}
+	header := http.Header{}
+	for _, p := range op.Parameters {
+		v, ok := a[p.Name]
+		if !ok {
+			if p.Required {
+				return nil, fmt.Errorf("the argument %q is required", p.Name)
+			}
+			continue
+		}
+		switch p.In {
+		case "path":
+			s := scalar(v)
+			if s == "" {
+				return nil, fmt.Errorf("the argument %q must not be empty", p.Name)
+			}
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
+		case "query":
+			if list, ok := v.([]any); ok {
+				for _, e := range list {
+					query.Add(p.Name, scalar(e))
+				}
+			} else {
+				query.Set(p.Name, scalar(v))
+			}
+		case "header":
+			if ForbiddenHeader(p.Name, c.auth) {
+				continue
+			}
+			header.Set(p.Name, scalar(v))
+		}
+	}
+	if strings.Contains(path, "{") {
+		return nil, fmt.Errorf("the path %s still has parameters without values", path)
+	}
+	u := *c.base
+	u.Path = strings.TrimRight(c.base.Path, "/") + path
+	u.RawPath = ""
+	if escaped := strings.TrimRight(c.base.EscapedPath(), "/") + path; escaped != u.EscapedPath() {
+		u.RawPath = escaped // keep the parameters' escaping as written
+	}
+	u.RawQuery = query.Encode()
+
+	var body io.Reader
+	if b := op.Body; b != nil {
+		if v, ok := a[BodyArgument(t)]; ok {
+			switch {
+			case strings.Contains(b.ContentType, "x-www-form-urlencoded"):
+				form := url.Values{}
+				if m, ok := v.(map[string]any); ok {
+					for k, e := range m {
+						form.Set(k, scalar(e))
+					}
+				}
+				body = strings.NewReader(form.Encode())
+			default:
+				data, err := json.Marshal(v)
+				if err != nil {
+					return nil, err
+				}
+				body = bytes.NewReader(data)
+			}
+			header.Set("Content-Type", b.ContentType)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, t.Method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	switch c.auth.Type {
+	case "bearer":
+		req.Header.Set("Authorization", "Bearer "+c.secret)
+	case "header":
+		req.Header.Set(c.auth.Header, c.secret)
+	case "basic":
+		user, pass, _ := strings.Cut(c.secret, ":")
+		req.SetBasicAuth(user, pass)
+	}
+	return req, nil
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case float64, bool:
+		return fmt.Sprint(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// maxAnswer bounds the answer text handed to the agent.
+const maxAnswer = 100 << 10
+
+// result turns the upstream's answer, or the failure, into the tool's
+// result and the journal's outcome.
+func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journal.State) {
+	if err != nil {
+		if rubicon.IsAmbiguous(err) {
+			return c.ambiguous(t, "the request was sent and no answer came back"), journal.Ambiguous
+		}
+		if rubicon.SafeToRetry(err) {
+			return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(err)), journal.FailedSafe
+		}
+		return c.ambiguous(t, "the call failed in a way that does not show whether it was applied"), journal.Ambiguous
+	}
+	defer resp.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	truncated := len(data) > maxAnswer
+	if truncated {
+		data = data[:maxAnswer]
+	}
+	text := string(data)
+	if truncated {
+		text += "\n[answer cut at 100 KiB]"
+	}
+	status := resp.StatusCode
+	switch {
+	case readErr != nil && status/100 == 2:
+		return c.ambiguous(t, "the answer broke off while it was being read"), journal.Ambiguous
+	case status/100 == 2:
+		r := Result{Text: text}
+		var m map[string]any
+		if json.Unmarshal(data, &m) == nil && !truncated {
+			r.Structured = m
+		}
+		return r, journal.Applied
+	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || (status >= 400 && status < 500):
+		return errorResult("the upstream API refused the call: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
+	case retry.IsSafeMethod(t.Method):
+		return errorResult("the upstream API failed: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
+	}
+	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", status, http.StatusText(status))), journal.Ambiguous
+}
+
+// ambiguous is the result that tells the agent, plainly, that the outcome
+// is unknown, that it must not call again to retry, and how to check.
+func (c *Caller) ambiguous(t *Tool, why string) Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s may or may not have been applied: %s.\n", t.Name, why)
+	b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and an identical call is refused until this one is settled.\n")
+	if checks := c.readersFor(t); len(checks) > 0 {
+		fmt.Fprintf(&b, "To check whether it was applied, read the resource with %s.", strings.Join(checks, " or "))
+	} else {
+		b.WriteString("Ask a person to check in the upstream system whether it was applied.")
+	}
+	return Result{IsError: true, Text: b.String()}
+}
+
+// readersFor names the exposed read tools on t's resource: the same path,
+// or the resource the path belongs to.
+func (c *Caller) readersFor(t *Tool) []string {
+	var out []string
+	for _, o := range c.cat.Exposed() {
+		if o.Method != "GET" || o == t {
+			continue
+		}
+		if o.Path == t.Path || strings.HasPrefix(t.Path, o.Path+"/") && strings.HasSuffix(o.Path, "}") {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 3 {
+		out = out[:3]
+	}
+	return out
+}
+
+// begin records a call of a tool that changes state, refusing it while an
+// identical call is in flight or ambiguous.
+func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key, refusal string, err error) {
+	var canon any
+	json.Unmarshal(args, &canon)
+	norm, _ := json.Marshal(canon) // maps marshal with sorted keys
+	sum := sha256.Sum256(append([]byte(t.Name+"\x00"), norm...))
+	call := "toolgate/" + t.Name + "/" + hex.EncodeToString(sum[:12])
+	open, err := c.journal.List(ctx, journal.Filter{Kind: "toolgate", SubjectPrefix: call, States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
+	if err != nil {
+		return "", "", err
+	}
+	for _, op := range open {
+		switch op.State {
+		case journal.Ambiguous:
+			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) made at %s has an unknown outcome and may have been applied. "+
+				"Calling again could apply it twice. Check whether it was applied first; a person settles it in the journal (key %s).",
+				t.Name, op.Created.Format(time.RFC3339), op.Key), nil
+		default:
+			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) is in flight. Wait for its result instead of calling again.", t.Name), nil
+		}
+	}
+	key = call + "/" + strings.ToLower(rand.Text()[:10])
+	if _, _, err := c.journal.Insert(ctx, journal.NewOperation{Key: key, Kind: "toolgate", Subject: call,
+		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path}}); err != nil {
+		return "", "", err
+	}
+	if _, err := c.journal.ClaimKey(ctx, key, c.worker); err != nil {
+		return "", "", err
+	}
+	if _, err := c.journal.Send(ctx, key, c.worker); err != nil {
+		return "", "", err
+	}
+	return key, "", nil
+}
+
+// finish records the call's outcome.
+func (c *Caller) finish(ctx context.Context, key string, outcome journal.State, cause error) {
+	r := journal.Report{Worker: c.worker, To: outcome}
+	if cause != nil {
+		r = journal.ReportFor(c.worker, cause)
+		r.To = outcome
+	}
+	if outcome == journal.Ambiguous && r.Phase == "" {
+		r.Phase = rubicon.Answered
+	}
+	c.journal.Record(ctx, key, r)
+}
+
+func reason(err error) string {
+	var e *rubicon.Error
+	if errors.As(err, &e) && e.Err != nil {
+		return e.Err.Error()
+	}
+	return err.Error()
+}
+
+func snippet(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+func errorResult(format string, args ...any) Result {
+	return Result{IsError: true, Text: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,221 @@
+package toolgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/sqlstore"
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/internal/shopapi"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// session connects the official Go SDK's client, in process, to a toolgate
+// server for the shop document and upstream.
+func session(t *testing.T, upstream, configYAML string) (*mcp.ClientSession, *journal.Journal) {
+	t.Helper()
+	cat := shop(t, configYAML)
+	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	j := journal.New(db.JournalStore(), journal.Options{})
+	cfg := retry.DefaultConfig()
+	cfg.BaseDelay, cfg.MaxDelay = 5*time.Millisecond, 20*time.Millisecond
+	client, _ := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
+	caller, err := toolgate.NewCaller(cat, upstream, config.Auth{Type: "none"}, func(string) string { return "" }, client, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := toolgate.NewServer(cat, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, j
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err.Error()
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return res, text.String()
+}
+
+func TestToolsOverMCP(t *testing.T) {
+	api := shopapi.New()
+	up := httptest.NewServer(api)
+	defer up.Close()
+	cs, _ := session(t, up.URL, "")
+
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]*mcp.Tool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = tl
+	}
+	if len(names) != 4 || names["createOrder"] == nil || names["deleteOrder"] != nil || names["listApiKeys"] != nil {
+		t.Fatalf("listed %v; want the 4 read and write tools only", names)
+	}
+	a := names["listOrders"].Annotations
+	if !a.ReadOnlyHint || a.DestructiveHint == nil || *a.DestructiveHint || !a.IdempotentHint || a.OpenWorldHint == nil || !*a.OpenWorldHint {
+		t.Fatalf("listOrders annotations %+v", a)
+	}
+	if a := names["createOrder"].Annotations; a.ReadOnlyHint || a.IdempotentHint {
+		t.Fatalf("createOrder annotations %+v", a)
+	}
+
+	res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 2}})
+	if res == nil || res.IsError || !strings.Contains(text, `"sku":"A1"`) {
+		t.Fatalf("createOrder: %s", text)
+	}
+	var order struct{ ID string }
+	json.Unmarshal([]byte(text), &order)
+	res, text = call(t, cs, "getOrder", map[string]any{"id": order.ID})
+	if res == nil || res.IsError || !strings.Contains(text, order.ID) {
+		t.Fatalf("getOrder: %s", text)
+	}
+	// Arguments are checked before anything is sent.
+	for _, bad := range []map[string]any{
+		{"body": map[string]any{"sku": "A1"}},
+		{"body": map[string]any{"sku": "A1", "quantity": "two"}},
+		{"body": map[string]any{"sku": "A1", "quantity": 1}, "host": "evil.example"},
+	} {
+		res, text = call(t, cs, "createOrder", bad)
+		if res == nil || !res.IsError || !strings.Contains(text, "Nothing was sent") {
+			t.Errorf("createOrder(%v): %s", bad, text)
+		}
+	}
+	if api.Effects() != 1 {
+		t.Fatalf("the upstream saw %d changes, want 1", api.Effects())
+	}
+	// A path argument cannot leave its segment.
+	res, text = call(t, cs, "getOrder", map[string]any{"id": "../admin/api-keys"})
+	if res == nil || !res.IsError || strings.Contains(text, "k-1") {
+		t.Fatalf("path traversal reached another endpoint: %s", text)
+	}
+	// Hidden tools are refused by name too.
+	if res, text := call(t, cs, "deleteOrder", map[string]any{"id": order.ID}); res != nil && !res.IsError {
+		t.Fatalf("a hidden tool was called: %s", text)
+	}
+	if api.Effects() != 1 {
+		t.Fatalf("a hidden tool reached the upstream")
+	}
+}
+
+// TestAmbiguousCallsAreToldAndNotRepeated: a POST tool whose upstream
+// answers 502, or resets after reading, is not retried, says the outcome
+// is unknown and how to check, and an identical call is then refused.
+func TestAmbiguousCallsAreToldAndNotRepeated(t *testing.T) {
+	for _, fault := range []faultserver.Step{faultserver.Status(502), faultserver.Do(faultserver.ResetAfterRead)} {
+		t.Run(fault.String(), func(t *testing.T) {
+			srv, err := faultserver.Start(fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			cs, j := session(t, srv.URL(), "")
+			args := map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}}
+			res, text := call(t, cs, "createOrder", args)
+			if res == nil || !res.IsError || !strings.Contains(text, "OUTCOME UNKNOWN") || !strings.Contains(text, "Do not call this tool again") {
+				t.Fatalf("result: %s", text)
+			}
+			if !strings.Contains(text, "listOrders") {
+				t.Errorf("the result does not say how to check: %s", text)
+			}
+			res, text = call(t, cs, "createOrder", args)
+			if res == nil || !res.IsError || !strings.Contains(text, "REFUSED") {
+				t.Fatalf("an identical call: %s", text)
+			}
+			if srv.Effects() != 1 {
+				t.Fatalf("effects %d, want 1", srv.Effects())
+			}
+			ops, _ := j.List(context.Background(), journal.Filter{Kind: "toolgate", States: []journal.State{journal.Ambiguous}})
+			if len(ops) != 1 {
+				t.Fatalf("journal: %d ambiguous operations, want 1", len(ops))
+			}
+			// Different arguments are another call.
+			res, _ = call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "B2", "quantity": 1}})
+			if res == nil || res.IsError {
+				t.Fatalf("a different call was refused")
+			}
+		})
+	}
+}
+
+func TestReadToolsAreRetried(t *testing.T) {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(503))
+	defer srv.Close()
+	cs, _ := session(t, srv.URL(), "")
+	res, text := call(t, cs, "listOrders", nil)
+	if res == nil || res.IsError || srv.Effects() != 3 {
+		t.Fatalf("listOrders after a reset and a 503: %s, %d requests", text, srv.Effects())
+	}
+}
+
+func TestOptedInToolRetriesWithOneKey(t *testing.T) {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(502))
+	defer srv.Close()
+	cs, _ := session(t, srv.URL(), "tools:\n  createOrder:\n    retry: opted_in\n")
+	res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}})
+	if res == nil || res.IsError {
+		t.Fatalf("opted-in createOrder: %s", text)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d attempts, want 3", len(reqs))
+	}
+	key := reqs[0].Header.Get("Idempotency-Key")
+	for _, r := range reqs {
+		if key == "" || r.Header.Get("Idempotency-Key") != key {
+			t.Fatalf("attempts carried keys %q and %q", key, r.Header.Get("Idempotency-Key"))
+		}
+	}
+}
+
+func TestEveryCallEndsWithinItsDeadline(t *testing.T) {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.Hang), faultserver.Do(faultserver.Hang), faultserver.Do(faultserver.Hang))
+	defer srv.Close()
+	cs, _ := session(t, srv.URL(), "defaults:\n  deadline: 300ms\n")
+	for tool, args := range map[string]map[string]any{"listOrders": nil, "createOrder": {"body": map[string]any{"sku": "A1", "quantity": 1}}} {
+		start := time.Now()
+		res, text := call(t, cs, tool, args)
+		if took := time.Since(start); took > 300*time.Millisecond+250*time.Millisecond {
+			t.Errorf("%s took %s with a 300 ms deadline", tool, took)
+		}
+		if res == nil || !res.IsError {
+			t.Errorf("%s against a hanging upstream: %s", tool, text)
+		}
+	}
+}
