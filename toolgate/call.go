@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -25,6 +26,9 @@ import (
 	"github.com/rubicon-go/rubicon/transport"
 )
 
+// JournalKind is the kind of the journal's toolgate calls.
+const JournalKind = "toolgate"
+
 // Caller calls the upstream API for tools.
 type Caller struct {
 	cat     *Catalog
@@ -34,7 +38,13 @@ type Caller struct {
 	secret  string
 	journal *journal.Journal // nil: calls are not journaled
 	worker  string
-	schemas map[string]*jsonschema.Resolved
+
+	mu      sync.Mutex
+	schemas map[string]*jsonschema.Resolved // compiled on a tool's first call
+	// beginning serializes the check for an identical open call with the
+	// insert of the new one, so two concurrent identical calls cannot both
+	// pass the check.
+	beginning sync.Mutex
 }
 
 // NewCaller returns a caller for cat's tools against base, authenticating
@@ -57,21 +67,6 @@ func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) 
 		if c.client, err = transport.NewClient(transport.Options{}); err != nil {
 			return nil, err
 		}
-	}
-	for _, t := range cat.Exposed() {
-		s, err := cat.InputSchema(t)
-		if err != nil {
-			return nil, err
-		}
-		var schema jsonschema.Schema
-		if err := json.Unmarshal(s, &schema); err != nil {
-			return nil, fmt.Errorf("toolgate: tool %s: its input schema: %v", t.Name, err)
-		}
-		rs, err := schema.Resolve(nil)
-		if err != nil {
-			return nil, fmt.Errorf("toolgate: tool %s: its input schema: %v", t.Name, err)
-		}
-		c.schemas[t.Name] = rs
 	}
 	return c, nil
 }
@@ -111,7 +106,11 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	if err := json.Unmarshal(args, &a); err != nil || a == nil {
 		return errorResult("the arguments of %s must be a JSON object", name)
 	}
-	if err := c.schemas[name].Validate(a); err != nil {
+	schema, err := c.schema(t)
+	if err != nil {
+		return errorResult("%v. Nothing was sent.", err)
+	}
+	if err := schema.Validate(a); err != nil {
 		return errorResult("the arguments do not fit %s's input schema: %v. Nothing was sent.", name, err)
 	}
 	req, err := c.request(ctx, t, a)
@@ -149,6 +148,31 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 		c.finish(context.WithoutCancel(ctx), opKey, outcome, err)
 	}
 	return res
+}
+
+// schema returns t's compiled input schema. Compiling every schema at
+// start would cost as much as listing them all again, so each is compiled
+// when its tool is first called.
+func (c *Caller) schema(t *Tool) (*jsonschema.Resolved, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rs := c.schemas[t.Name]; rs != nil {
+		return rs, nil
+	}
+	s, err := c.cat.InputSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(s, &schema); err != nil {
+		return nil, fmt.Errorf("tool %s: its input schema: %v", t.Name, err)
+	}
+	rs, err := schema.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: its input schema: %v", t.Name, err)
+	}
+	c.schemas[t.Name] = rs
+	return rs, nil
 }
 
 // request builds the upstream request. Path parameters are escaped, so no
@@ -338,9 +362,13 @@ func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key,
 	var canon any
 	json.Unmarshal(args, &canon)
 	norm, _ := json.Marshal(canon) // maps marshal with sorted keys
-	sum := sha256.Sum256(append([]byte(t.Name+"\x00"), norm...))
+	// The upstream is part of the identity: one database may serve several
+	// APIs whose tools share names.
+	sum := sha256.Sum256(append([]byte(c.base.String()+"\x00"+t.Name+"\x00"), norm...))
 	call := "toolgate/" + t.Name + "/" + hex.EncodeToString(sum[:12])
-	open, err := c.journal.List(ctx, journal.Filter{Kind: "toolgate", SubjectPrefix: call, States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
+	c.beginning.Lock()
+	defer c.beginning.Unlock()
+	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: call, States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
 	if err != nil {
 		return "", "", err
 	}
@@ -355,8 +383,8 @@ func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key,
 		}
 	}
 	key = call + "/" + strings.ToLower(rand.Text()[:10])
-	if _, _, err := c.journal.Insert(ctx, journal.NewOperation{Key: key, Kind: "toolgate", Subject: call,
-		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path}}); err != nil {
+	if _, _, err := c.journal.Insert(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: call,
+		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}}); err != nil {
 		return "", "", err
 	}
 	if _, err := c.journal.ClaimKey(ctx, key, c.worker); err != nil {
@@ -390,13 +418,12 @@ func reason(err error) string {
 }
 
 func snippet(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 500 {
-		s = s[:500] + "…"
-	}
-	return s
+	return truncate(strings.TrimSpace(s), 500)
 }
 
 func errorResult(format string, args ...any) Result {
 	return Result{IsError: true, Text: fmt.Sprintf(format, args...)}
 }
+
+// Base returns the upstream's base URL.
+func (c *Caller) Base() *url.URL { return c.base }

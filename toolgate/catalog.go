@@ -8,12 +8,17 @@ package toolgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	// Schemas are encoded with the decoder's sibling from segmentio: on a
+	// large API they are most of the time to the first tools/list.
+	json "github.com/segmentio/encoding/json"
 
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/toolgate/config"
@@ -251,9 +256,7 @@ func description(op *spec.Operation) string {
 	if d == "" {
 		d = op.Summary
 	}
-	if len(d) > 1000 {
-		d = d[:1000] + "…"
-	}
+	d = truncate(d, 1000)
 	if op.Deprecated {
 		d = "Deprecated. " + d
 	}
@@ -263,29 +266,28 @@ func description(op *spec.Operation) string {
 // InputSchema returns the JSON Schema of the tool's arguments: its path,
 // query and header parameters, and the request body as "body".
 func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
-	props := map[string]json.RawMessage{}
+	props := map[string]any{}
 	var required []string
 	for _, p := range t.op.Parameters {
 		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) {
 			continue // never settable from arguments
 		}
-		s, err := c.Doc.Inline(p.Schema, t.op.Where)
+		s, err := c.Doc.Schema(p.Schema, t.op.Where)
 		if err != nil {
 			return nil, err
 		}
-		s = withDescription(s, p.Description, p.In)
-		props[p.Name] = s
+		props[p.Name] = withDescription(s, p.Description, p.In)
 		if p.Required {
 			required = append(required, p.Name)
 		}
 	}
 	if b := t.op.Body; b != nil {
-		s, err := c.Doc.Inline(b.Schema, t.op.Where)
+		s, err := c.Doc.Schema(b.Schema, t.op.Where)
 		if err != nil {
 			return nil, err
 		}
 		if s == nil {
-			s = json.RawMessage(`{}`)
+			s = map[string]any{}
 		}
 		props[BodyArgument(t)] = s
 		if b.Required {
@@ -300,23 +302,33 @@ func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 	return json.Marshal(schema)
 }
 
+// Output schemas are given whole or not at all: past these sizes, one
+// costs an agent more tokens than it helps, and a schema cut short would
+// describe the answer wrongly.
+const (
+	maxOutputNodes = 400
+	maxOutputBytes = 8 << 10
+)
+
 // OutputSchema returns the schema of the tool's success answer, if the
-// document gives an object schema for it (MCP wants an object).
+// document gives an object schema for it (MCP wants an object) of at most
+// 8 KiB.
 func (c *Catalog) OutputSchema(t *Tool) (json.RawMessage, error) {
 	if len(t.op.Output) == 0 {
 		return nil, nil
 	}
-	s, err := c.Doc.Inline(t.op.Output, t.op.Where)
+	s, err := c.Doc.SchemaWhole(t.op.Output, t.op.Where, maxOutputNodes)
 	if err != nil {
 		return nil, err
 	}
-	var probe struct {
-		Type any `json:"type"`
-	}
-	if json.Unmarshal(s, &probe) != nil || probe.Type != "object" {
+	if m, ok := s.(map[string]any); !ok || m["type"] != "object" {
 		return nil, nil
 	}
-	return s, nil
+	out, err := json.Marshal(s)
+	if err != nil || len(out) > maxOutputBytes {
+		return nil, err
+	}
+	return out, nil
 }
 
 // BodyArgument is the argument that carries the request body: "body",
@@ -331,23 +343,35 @@ func BodyArgument(t *Tool) string {
 }
 
 // withDescription adds a parameter's description, and where it goes, to
-// its schema.
-func withDescription(schema json.RawMessage, desc, in string) json.RawMessage {
-	var m map[string]any
-	if len(schema) == 0 || json.Unmarshal(schema, &m) != nil || m == nil {
+// its schema, which it copies rather than change: schemas share parts.
+func withDescription(schema any, desc, in string) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
 		m = map[string]any{}
 	}
+	if (desc == "" || m["description"] != nil) && in != "header" {
+		return m
+	}
+	m = maps.Clone(m)
 	if _, ok := m["description"]; !ok && desc != "" {
-		if len(desc) > 300 {
-			desc = desc[:300] + "…"
-		}
-		m["description"] = desc
+		m["description"] = truncate(desc, 300)
 	}
 	if in == "header" {
 		m["description"] = strings.TrimSpace(fmt.Sprintf("%v (sent as a header)", valueOr(m["description"], "")))
 	}
-	out, _ := json.Marshal(m)
-	return out
+	return m
+}
+
+// truncate cuts s to at most n bytes, on a character boundary, and marks
+// the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func valueOr(v any, def string) any {

@@ -1,13 +1,15 @@
 package toolgate_test
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/rubicon-go/rubicon/internal/testspecs"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
@@ -17,7 +19,7 @@ import (
 
 func shop(t testing.TB, configYAML string) *toolgate.Catalog {
 	t.Helper()
-	doc, err := spec.Load("testdata/shop.yaml")
+	doc, err := spec.Load("../examples/shop/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ tools:
 }
 
 func TestConfigurationMistakesAreErrors(t *testing.T) {
-	doc, _ := spec.Load("testdata/shop.yaml")
+	doc, _ := spec.Load("../examples/shop/openapi.yaml")
 	for name, tt := range map[string]struct{ yaml, want string }{
 		"unknown tool":     {"tools:\n  deleteOrdr:\n    expose: true\n", "deleteOrdr"},
 		"unknown tag":      {"tags:\n  admn:\n    expose: true\n", "admn"},
@@ -191,21 +193,8 @@ func TestToolNames(t *testing.T) {
 	}
 }
 
-// githubSpec is GitHub's REST description from the npm package
-// @octokit/openapi, which .ci/run installs.
-func githubSpec(t testing.TB) string {
-	if p := os.Getenv("TOOLGATE_GITHUB_SPEC"); p != "" {
-		return p
-	}
-	p, _ := filepath.Abs("../.cache/npm/node_modules/@octokit/openapi/generated/api.github.com.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("GitHub's description is not installed (.ci/run installs it: npm install @octokit/openapi)")
-	}
-	return p
-}
-
 func TestGitHubDescription(t *testing.T) {
-	doc, err := spec.Load(githubSpec(t))
+	doc, err := spec.Load(testspecs.GitHub(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,5 +228,52 @@ func TestGitHubDescription(t *testing.T) {
 	}
 	if tl := cat.Lookup("repos_delete"); tl == nil || tl.Risk.Class < risk.Destructive || tl.Exposed {
 		t.Fatalf("repos_delete: %+v", tl)
+	}
+
+	// Every schema is a valid JSON Schema, and the list is the same on
+	// every load, even where the size limits cut a schema short.
+	for _, tl := range cat.Exposed() {
+		in, err := cat.InputSchema(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cat.OutputSchema(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []json.RawMessage{in, out} {
+			if s == nil {
+				continue
+			}
+			var schema jsonschema.Schema
+			if err := json.Unmarshal(s, &schema); err != nil {
+				t.Fatalf("%s: %v", tl.Name, err)
+			}
+			if _, err := schema.Resolve(nil); err != nil {
+				t.Fatalf("%s: %v", tl.Name, err)
+			}
+		}
+	}
+	first, err := cat.ListJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc2, err := spec.Load(testspecs.GitHub(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat2, err := toolgate.Build(doc2, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Expansions of references are reused: build the schemas in the
+	// opposite order first, so that a different set is reused.
+	exposed := cat2.Exposed()
+	for i := len(exposed) - 1; i >= 0; i-- {
+		cat2.OutputSchema(exposed[i])
+		cat2.InputSchema(exposed[i])
+	}
+	if second, err := cat2.ListJSON(); err != nil || !bytes.Equal(first, second) {
+		t.Fatalf("tools/list differs between two loads (%d and %d bytes, %v)", len(first), len(second), err)
 	}
 }

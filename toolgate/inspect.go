@@ -1,7 +1,6 @@
 package toolgate
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/rubicon-go/rubicon/retry"
@@ -83,29 +82,4 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 		}
 	}
 	return rows, s, nil
-}
-
-// ListJSON renders the exposed tools as tools/list would answer.
-func (c *Catalog) ListJSON() ([]byte, error) {
-	type listed struct {
-		Name         string          `json:"name"`
-		Title        string          `json:"title"`
-		Description  string          `json:"description"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  Annotations     `json:"annotations"`
-	}
-	var tools []listed
-	for _, t := range c.Exposed() {
-		in, err := c.InputSchema(t)
-		if err != nil {
-			return nil, err
-		}
-		out, err := c.OutputSchema(t)
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, listed{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out, Annotations: t.Annotations})
-	}
-	return json.Marshal(map[string]any{"tools": tools})
 }

@@ -2,24 +2,27 @@ package toolgate
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Version is toolgate's version, told to MCP clients.
 const Version = "0.1.0"
 
-// NewServer returns an MCP server whose tools are cat's exposed tools,
-// called through caller. Hidden tools are not listed, and the caller
-// refuses them by name as well.
-func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version}, nil)
-	for _, t := range cat.Exposed() {
-		in, err := cat.InputSchema(t)
+// MCPTools returns the exposed tools as tools/list describes them, with
+// every annotation set explicitly from the risk class.
+func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
+	exposed := c.Exposed()
+	tools := make([]*mcp.Tool, 0, len(exposed))
+	for _, t := range exposed {
+		in, err := c.InputSchema(t)
 		if err != nil {
 			return nil, err
 		}
-		out, err := cat.OutputSchema(t)
+		out, err := c.OutputSchema(t)
 		if err != nil {
 			return nil, err
 		}
@@ -32,19 +35,74 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 		if out != nil {
 			tool.OutputSchema = out
 		}
-		hasOutput := out != nil
-		s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r := caller.Call(ctx, req.Params.Name, req.Params.Arguments)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
-			if hasOutput && !r.IsError {
-				if r.Structured != nil {
-					res.StructuredContent = r.Structured
-				} else {
-					res.StructuredContent = map[string]any{}
-				}
-			}
-			return res, nil
-		})
+		tools = append(tools, tool)
 	}
+	return tools, nil
+}
+
+// NewServer returns an MCP server whose tools are cat's exposed tools,
+// called through caller. Hidden tools are not listed, and are unknown when
+// called by name; the caller refuses them as well.
+//
+// The server answers tools/list and tools/call itself rather than through
+// the SDK's tool registry, which copies every schema through a round of
+// marshalling: on a large API that doubled the time to the first list.
+// Everything else (sessions, transports, the protocol) is the SDK's.
+func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
+	tools, err := cat.MCPTools()
+	if err != nil {
+		return nil, err
+	}
+	withOutput := map[string]bool{}
+	for _, t := range tools {
+		if t.OutputSchema != nil {
+			withOutput[t.Name] = true
+		}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				// One page: the list is built once and never changes.
+				return &mcp.ListToolsResult{Tools: tools}, nil
+			case "tools/call":
+				p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+				if !ok || p == nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
+				}
+				t := cat.Lookup(p.Name)
+				if t == nil || !t.Exposed {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+				}
+				return result(caller.Call(ctx, p.Name, p.Arguments), withOutput[p.Name]), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
 	return s, nil
+}
+
+// result turns a call's result into MCP's. A tool with an output schema
+// answers structured content on success, as MCP requires.
+func result(r Result, hasOutput bool) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
+	if hasOutput && !r.IsError {
+		if r.Structured != nil {
+			res.StructuredContent = r.Structured
+		} else {
+			res.StructuredContent = map[string]any{}
+		}
+	}
+	return res
+}
+
+// ListJSON renders the exposed tools as tools/list answers them.
+func (c *Catalog) ListJSON() ([]byte, error) {
+	tools, err := c.MCPTools()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(&mcp.ListToolsResult{Tools: tools})
 }

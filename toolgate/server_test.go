@@ -12,12 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/internal/shopapi"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
-	"github.com/rubicon-go/rubicon/toolgate/internal/shopapi"
 	"github.com/rubicon-go/rubicon/transport"
 )
 

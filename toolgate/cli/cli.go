@@ -39,8 +39,18 @@ usage:
   toolgate inspect SPEC [--config FILE] [--json]
       one row per operation: tool name, method, path, risk class and why,
       exposed or not and why, retry policy, deadline
+  toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]
+      the MCP server, over stdio or Streamable HTTP (ADDR defaults to the
+      loopback interface; any other address needs a bearer token in
+      $TOOLGATE_TOKEN)
+  toolgate calls [--db DSN] [--all]
+      the tool calls whose outcome is unknown (--all: every recorded call)
+  toolgate resolve KEY (--applied | --not-applied) --note TEXT [--db DSN]
+      settle an unknown call once a person has checked the upstream
 
 SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
+The journal of calls that change state is a SQLite file in the user's data
+directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.
 
 exit codes: 0 done, 1 failure, 2 usage
 `
@@ -57,6 +67,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 	switch args[0] {
 	case "inspect":
 		return inspect(ctx, args[1:], env)
+	case "serve":
+		return serve(ctx, args[1:], env)
+	case "calls":
+		return calls(ctx, args[1:], env)
+	case "resolve":
+		return resolve(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return ExitOK
@@ -65,21 +81,60 @@ func Main(ctx context.Context, args []string, env Env) int {
 	return ExitUsage
 }
 
-// flags parses a command's flags, which may come before or after the
-// arguments.
-func flags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
+// command is a command's flags and how to use it.
+type command struct {
+	*flag.FlagSet
+	usage string
+	env   Env
+}
+
+func newCommand(name, usage string, env Env) *command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	c := &command{FlagSet: fs, usage: usage, env: env}
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "usage: %s\n", usage)
+		fs.PrintDefaults()
+	}
+	return c
+}
+
+// parse parses the flags, which may come before or after the arguments,
+// and checks that n arguments remain. When ok is false the command must
+// stop with code.
+func (c *command) parse(args []string, n int) (pos []string, code int, ok bool) {
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+		if err := c.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, false
+			}
+			return nil, ExitUsage, false
 		}
-		rest := fs.Args()
+		rest := c.Args()
 		if len(rest) == 0 {
-			return positional, nil
+			break
 		}
-		positional = append(positional, rest[0])
+		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	if len(pos) != n {
+		c.Usage()
+		return nil, ExitUsage, false
+	}
+	return pos, ExitOK, true
+}
+
+// usageError reports a misuse of the command.
+func (c *command) usageError(format string, args ...any) int {
+	fmt.Fprintf(c.env.Stderr, "toolgate %s: %s\n", c.Name(), fmt.Sprintf(format, args...))
+	c.Usage()
+	return ExitUsage
+}
+
+// fail reports a failure of the command.
+func (c *command) fail(err error) int {
+	fmt.Fprintf(c.env.Stderr, "toolgate %s: %v\n", c.Name(), err)
+	return ExitFailure
 }
 
 // load reads the document and the configuration and builds the catalog.
@@ -100,34 +155,20 @@ func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error
 }
 
 func inspect(_ context.Context, args []string, env Env) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	configPath := fs.String("config", "", "the YAML configuration")
-	asJSON := fs.Bool("json", false, "print machine-readable JSON")
-	fs.Usage = func() {
-		fmt.Fprint(env.Stderr, "usage: toolgate inspect SPEC [--config FILE] [--json]\n")
-		fs.PrintDefaults()
-	}
-	pos, err := flags(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return ExitUsage
+	cmd := newCommand("inspect", "toolgate inspect SPEC [--config FILE] [--json]", env)
+	configPath := cmd.String("config", "", "the YAML configuration")
+	asJSON := cmd.Bool("json", false, "print machine-readable JSON")
+	pos, code, ok := cmd.parse(args, 1)
+	if !ok {
+		return code
 	}
 	cat, _, err := load(pos[0], *configPath)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolgate inspect: %v\n", err)
-		return ExitFailure
+		return cmd.fail(err)
 	}
 	rows, sum, err := cat.Inspect()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolgate inspect: %v\n", err)
-		return ExitFailure
+		return cmd.fail(err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(env.Stdout)

@@ -19,7 +19,7 @@ func run(args ...string) (int, string, string) {
 }
 
 func TestInspectTable(t *testing.T) {
-	code, out, errOut := run("inspect", "../testdata/shop.yaml")
+	code, out, errOut := run("inspect", "../../examples/shop/openapi.yaml")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -40,7 +40,7 @@ func TestInspectTable(t *testing.T) {
 func TestInspectJSONWithConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "toolgate.yaml")
 	os.WriteFile(cfg, []byte("tools:\n  refundOrder:\n    expose: true\n    retry: opted_in\n"), 0o644)
-	code, out, errOut := run("inspect", "--config", cfg, "--json", "../testdata/shop.yaml")
+	code, out, errOut := run("inspect", "--config", cfg, "--json", "../../examples/shop/openapi.yaml")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -82,7 +82,7 @@ func TestInspectErrors(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("tools:\n  nope:\n    expose: true\n"), 0o644)
-	if code, _, errOut := run("inspect", "--config", cfg, "../testdata/shop.yaml"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
+	if code, _, errOut := run("inspect", "--config", cfg, "../../examples/shop/openapi.yaml"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
 		t.Errorf("a config naming no tool: exit %d, %q", code, errOut)
 	}
 }

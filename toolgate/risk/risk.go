@@ -61,23 +61,87 @@ func (a *Assessment) raise(c Class, why string) {
 }
 
 // destructiveVerbs mark operations that destroy or undo: whole words, with
-// their common endings, in text whose camelCase was split into words.
-var destructiveVerbs = regexp.MustCompile(`(?i)(^|[^a-z])(delete|deletion|remove|removal|purge|destroy|cancel|refund|revoke|terminate|reset|wipe|erase|drop|truncate|void|kill|uninstall|disable|deactivate|unpublish)(s|d|ed|es|ing|led|ling|lation|ion|ions)?([^a-z]|$)`)
+// the endings below, in text whose camelCase is split into words.
+var destructiveVerbs = words("delete deletion remove removal purge destroy cancel refund revoke terminate reset wipe erase drop truncate void kill uninstall disable deactivate unpublish")
 
-// camel splits camelCase words: "cancelSubscription" → "cancel Subscription".
-var camel = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+var verbEndings = []string{"s", "d", "ed", "es", "ing", "led", "ling", "lation", "ion", "ions"}
 
 // credentialResources are paths whose data is a secret: any operation on
 // them is privileged, reading included.
-var credentialResources = regexp.MustCompile(`(?i)(^|[/_.-])(keys?|tokens?|secrets?|credentials?|passwords?|ssh-keys?|gpg-keys?|oauth|private-key|api-keys?|signing)([/_.-]|$)`)
+var credentialResources = words("key keys token tokens secret secrets credential credentials password passwords ssh-key ssh-keys gpg-key gpg-keys oauth private-key api-key api-keys signing")
 
 // accessResources are paths that govern who may do what, and
 // accountResources paths that hold accounts and money: changing either is
 // privileged.
 var (
-	accessResources  = regexp.MustCompile(`(?i)(^|[/_.-])(admin|administrators?|members?|memberships?|roles?|permissions?|collaborators?|invitations?|teams?|owners?|policies|policy|access|sso|saml|scim)([/_.-]|$)`)
-	accountResources = regexp.MustCompile(`(?i)(^|[/_.-])(users?|accounts?|billing|payments?|settings)([/_.-]|$)`)
+	accessResources = words("admin administrator administrators member members membership memberships role roles permission permissions " +
+		"collaborator collaborators invitation invitations team teams owner owners policies policy access sso saml scim")
+	accountResources = words("user users account accounts billing payment payments settings")
 )
+
+func words(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(list) {
+		m[w] = true
+	}
+	return m
+}
+
+// destructiveVerb returns the first destructive verb in text, without its
+// ending, or "". Words are runs of letters; a lower-case letter or digit
+// followed by an upper-case one also ends a word ("cancelSubscription").
+func destructiveVerb(text string) string {
+	start := -1
+	for i := 0; i <= len(text); i++ {
+		letter := i < len(text) && isLetter(text[i])
+		boundary := !letter || (i > 0 && isUpper(text[i]) && (isLower(text[i-1]) || isDigit(text[i-1])))
+		if boundary && start >= 0 {
+			if v := verb(strings.ToLower(text[start:i])); v != "" {
+				return v
+			}
+			start = -1
+		}
+		if letter && start < 0 {
+			start = i
+		}
+	}
+	return ""
+}
+
+// verb returns the destructive verb that the word w is, with or without
+// an ending, or "".
+func verb(w string) string {
+	if destructiveVerbs[w] {
+		return w
+	}
+	for _, e := range verbEndings {
+		if base, ok := strings.CutSuffix(w, e); ok && destructiveVerbs[base] {
+			return base
+		}
+	}
+	return ""
+}
+
+// pathWord returns the first segment of path, or part of a segment
+// between _, . and -, that is in set, or "".
+func pathWord(path string, set map[string]bool) string {
+	for seg := range strings.SplitSeq(strings.ToLower(path), "/") {
+		if set[seg] {
+			return seg
+		}
+		for part := range strings.FieldsFuncSeq(seg, func(r rune) bool { return r == '_' || r == '.' || r == '-' }) {
+			if set[part] {
+				return part
+			}
+		}
+	}
+	return ""
+}
+
+func isLetter(c byte) bool { return isLower(c) || isUpper(c) }
+func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
+func isUpper(c byte) bool  { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
 // privilegedScopes and writeScopes are words in OAuth scopes.
 var (
@@ -98,22 +162,22 @@ func Assess(op *spec.Operation) Assessment {
 	}
 	mutating := a.Class > Read
 
-	text := camel.ReplaceAllString(op.ID+" "+op.Summary+" "+op.Path, "$1 $2")
-	if m := destructiveVerbs.FindStringSubmatch(text); m != nil {
-		word := strings.ToLower(m[2])
+	if word := destructiveVerb(op.ID + " " + op.Summary + " " + op.Path); word != "" {
 		if mutating {
 			a.raise(Destructive, fmt.Sprintf("%q in the operation", word))
 		} else {
 			a.Reasons = append(a.Reasons, fmt.Sprintf("%q in the operation, but a %s cannot destroy", word, op.Method))
 		}
 	}
-	if m := credentialResources.FindStringSubmatch(op.Path); m != nil {
-		a.raise(Privileged, fmt.Sprintf("credentials in the path (%q)", strings.ToLower(m[2])))
+	if w := pathWord(op.Path, credentialResources); w != "" {
+		a.raise(Privileged, fmt.Sprintf("credentials in the path (%q)", w))
 	}
-	if m := accessResources.FindStringSubmatch(op.Path); m != nil && mutating {
-		a.raise(Privileged, fmt.Sprintf("changes who may do what (%q in the path)", strings.ToLower(m[2])))
-	} else if m := accountResources.FindStringSubmatch(op.Path); m != nil && mutating {
-		a.raise(Privileged, fmt.Sprintf("changes accounts or billing (%q in the path)", strings.ToLower(m[2])))
+	if !mutating {
+		// Reading who may do what is not privileged; changing it is.
+	} else if w := pathWord(op.Path, accessResources); w != "" {
+		a.raise(Privileged, fmt.Sprintf("changes who may do what (%q in the path)", w))
+	} else if w := pathWord(op.Path, accountResources); w != "" {
+		a.raise(Privileged, fmt.Sprintf("changes accounts or billing (%q in the path)", w))
 	}
 	for _, req := range op.Security {
 		for scheme, scopes := range req {

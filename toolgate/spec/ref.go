@@ -1,10 +1,14 @@
 package spec
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+
+	json "github.com/segmentio/encoding/json"
 )
 
 // ExternalRefError reports a reference to a file or a URL, which toolgate
@@ -26,7 +30,7 @@ func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, er
 		var r struct {
 			Ref string `json:"$ref"`
 		}
-		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &r) != nil || r.Ref == "" {
+		if len(raw) == 0 || raw[0] != '{' || decode(raw, &r) != nil || r.Ref == "" {
 			return raw, nil
 		}
 		if seen[r.Ref] {
@@ -80,13 +84,13 @@ func (d *Document) resolve(ref, where string) (json.RawMessage, error) {
 		switch {
 		case len(v) > 0 && v[0] == '{':
 			var m map[string]json.RawMessage
-			if err := json.Unmarshal(v, &m); err != nil {
+			if err := decode(v, &m); err != nil {
 				return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
 			}
 			next = m[t]
 		case len(v) > 0 && v[0] == '[':
 			var a []json.RawMessage
-			if err := json.Unmarshal(v, &a); err != nil {
+			if err := decode(v, &a); err != nil {
 				return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
 			}
 			if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(a) {
@@ -119,8 +123,37 @@ var dropped = map[string]bool{"example": true, "examples": true, "externalDocs":
 // Inline returns the schema raw with every local reference replaced by
 // what it names: a self-contained JSON Schema, as MCP tools need. A
 // reference back to a schema being inlined becomes an open schema that says
-// so. External references are refused.
+// so, and so does what lies past the size and depth limits. External
+// references are refused.
 func (d *Document) Inline(raw json.RawMessage, where string) (json.RawMessage, error) {
+	s, err := d.Schema(raw, where)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+// Schema is Inline before encoding: the schema as decoded JSON values
+// (maps, slices, strings, float64s, booleans). Parts of it are shared
+// with other schemas of the document; a caller must not change it.
+func (d *Document) Schema(raw json.RawMessage, where string) (any, error) {
+	return d.inline(raw, where, maxSchemaNodes, false)
+}
+
+// SchemaWhole is Schema for a schema that is worth giving only whole: it
+// returns nil, and stops early, once the schema grows past maxNodes
+// subschemas or the depth limit.
+func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) (any, error) {
+	s, err := d.inline(raw, where, maxNodes, true)
+	if errors.Is(err, errTooLarge) {
+		return nil, nil
+	}
+	return s, err
+}
+
+var errTooLarge = errors.New("spec: the schema is too large")
+
+func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole bool) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
@@ -128,76 +161,119 @@ func (d *Document) Inline(raw json.RawMessage, where string) (json.RawMessage, e
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("spec: %s: %v", where, err)
 	}
-	in := inliner{d: d, where: where, active: map[string]bool{}}
-	out, err := in.value(v, 0, false)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	in := inliner{d: d, where: where, active: map[string]bool{}, maxNodes: maxNodes, whole: whole}
+	return in.value(v, 0)
 }
 
 // namesMaps are the keywords whose object's keys are names, not keywords.
 var namesMaps = map[string]bool{"properties": true, "patternProperties": true, "definitions": true, "$defs": true, "dependentSchemas": true}
+
+// literal are the keywords whose values are data, not schemas: they are
+// copied as they are.
+var literal = map[string]bool{"default": true, "const": true, "enum": true, "required": true, "type": true,
+	"title": true, "description": true, "format": true, "pattern": true}
+
+// tooLarge is the open schema that stands for what the limits cut.
+const tooLarge = "(too deep or too large to describe here)"
 
 type inliner struct {
 	d      *Document
 	where  string
 	active map[string]bool // references being inlined on the current path
 	nodes  int
+	// maxNodes caps the subschemas; whole says to give up rather than
+	// cut the schema short.
+	maxNodes int
+	whole    bool
+	// deepest is the depth the walk reached; cuts counts the places where
+	// it left a schema open (recursion or limits).
+	deepest, cuts int
 }
 
-// value inlines v; names is true when v's keys are names (properties)
-// rather than keywords, which are then all kept.
-func (in *inliner) value(v any, depth int, names bool) (any, error) {
-	in.nodes++
-	if depth > maxSchemaDepth || in.nodes > maxSchemaNodes {
-		return map[string]any{"description": "(too deep or too large to describe here)"}, nil
-	}
+// expansion is a referenced schema inlined once, to be reused wherever
+// the same reference appears. Only expansions that cut nothing are kept:
+// they come out the same in any context, as long as they fit its limits.
+type expansion struct {
+	schema        any
+	nodes, height int
+}
+
+// value inlines the schema v. It walks keys in order, so that the limits
+// cut the same places on every run, and never changes v, which may be
+// shared through the document's cache of referenced schemas.
+func (in *inliner) value(v any, depth int) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok && !names {
-			name := ref[strings.LastIndex(ref, "/")+1:]
-			if in.active[ref] {
-				return map[string]any{"description": "(recursive: another " + name + ")"}, nil
+		in.nodes++
+		in.deepest = max(in.deepest, depth)
+		if depth > maxSchemaDepth || in.nodes > in.maxNodes {
+			if in.whole {
+				return nil, errTooLarge
 			}
-			raw, err := in.d.resolve(ref, in.where)
-			if err != nil {
-				return nil, err
-			}
-			var target any
-			if err := json.Unmarshal(raw, &target); err != nil {
-				return nil, fmt.Errorf("spec: %s: the reference %q: %v", in.where, ref, err)
-			}
-			in.active[ref] = true
-			out, err := in.value(target, depth+1, false)
-			delete(in.active, ref)
-			return out, err
+			in.cuts++
+			return map[string]any{"description": tooLarge}, nil
 		}
+		if ref, ok := x["$ref"].(string); ok {
+			return in.ref(ref, depth+1)
+		}
+		legacy := !strings.HasPrefix(in.d.Version, "3.1")
 		out := make(map[string]any, len(x))
-		if !names && !strings.HasPrefix(in.d.Version, "3.1") {
-			// OpenAPI 3.0's "nullable" is JSON Schema's null type.
-			if n, _ := x["nullable"].(bool); n {
-				if t, ok := x["type"].(string); ok {
-					x["type"] = []any{t, "null"}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e := x[k]
+			switch {
+			case dropped[k] || strings.HasPrefix(k, "x-") || (legacy && k == "nullable"):
+			case literal[k]:
+				out[k] = e
+			case namesMaps[k]:
+				named, ok := e.(map[string]any)
+				if !ok {
+					continue // not a map of schemas: meaningless, dropped
+				}
+				m := make(map[string]any, len(named))
+				for _, name := range slices.Sorted(maps.Keys(named)) {
+					c, err := in.value(named[name], depth+1)
+					if err != nil {
+						return nil, err
+					}
+					m[name] = c
+				}
+				out[k] = m
+			default:
+				c, err := in.value(e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = c
+			}
+		}
+		if legacy {
+			// OpenAPI 3.0's exclusive bounds are flags on minimum and
+			// maximum; JSON Schema's are the bounds themselves.
+			for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
+				if flag, ok := out[b[0]].(bool); ok {
+					delete(out, b[0])
+					if bound, ok := out[b[1]]; ok && flag {
+						out[b[0]] = bound
+						delete(out, b[1])
+					}
 				}
 			}
-			delete(x, "nullable")
 		}
-		for k, e := range x {
-			if !names && (dropped[k] || strings.HasPrefix(k, "x-")) {
-				continue
+		if n, _ := x["nullable"].(bool); n && legacy {
+			// OpenAPI 3.0's "nullable" is JSON Schema's null type, and
+			// null must then pass an enum too.
+			if t, ok := out["type"].(string); ok {
+				out["type"] = []any{t, "null"}
 			}
-			c, err := in.value(e, depth+1, !names && namesMaps[k])
-			if err != nil {
-				return nil, err
+			if enum, ok := out["enum"].([]any); ok && !slices.Contains(enum, nil) {
+				out["enum"] = append(slices.Clip(enum), nil)
 			}
-			out[k] = c
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			c, err := in.value(e, depth+1, false)
+			c, err := in.value(e, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -205,5 +281,53 @@ func (in *inliner) value(v any, depth int, names bool) (any, error) {
 		}
 		return out, nil
 	}
+	return v, nil
+}
+
+// ref inlines the schema that ref names, at depth.
+func (in *inliner) ref(ref string, depth int) (any, error) {
+	if in.active[ref] {
+		in.cuts++
+		return map[string]any{"description": "(recursive: another " + ref[strings.LastIndex(ref, "/")+1:] + ")"}, nil
+	}
+	if e, ok := in.d.expanded.Load(ref); ok {
+		e := e.(*expansion)
+		if in.nodes+e.nodes <= in.maxNodes && depth+e.height <= maxSchemaDepth {
+			in.nodes += e.nodes
+			in.deepest = max(in.deepest, depth+e.height)
+			return e.schema, nil
+		}
+	}
+	target, err := in.d.decoded(ref, in.where)
+	if err != nil {
+		return nil, err
+	}
+	nodes, deepest, cuts := in.nodes, in.deepest, in.cuts
+	in.deepest = depth
+	in.active[ref] = true
+	out, err := in.value(target, depth)
+	delete(in.active, ref)
+	if err == nil && in.cuts == cuts {
+		in.d.expanded.Store(ref, &expansion{schema: out, nodes: in.nodes - nodes, height: in.deepest - depth})
+	}
+	in.deepest = max(in.deepest, deepest)
+	return out, err
+}
+
+// decoded returns the value the local reference ref names, decoded once
+// and then shared: inlining never changes it.
+func (d *Document) decoded(ref, where string) (any, error) {
+	if v, ok := d.refs.Load(ref); ok {
+		return v, nil
+	}
+	raw, err := d.resolve(ref, where)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
+	}
+	d.refs.Store(ref, v)
 	return v, nil
 }

@@ -3,7 +3,9 @@ package spec_test
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +24,7 @@ func op(t *testing.T, d *spec.Document, method, path string) *spec.Operation {
 }
 
 func TestLoadYAMLWithReferences(t *testing.T) {
-	d, err := spec.Load("../testdata/shop.yaml")
+	d, err := spec.Load("../../examples/shop/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestBadDocumentsSayWhere(t *testing.T) {
 // FuzzParse checks that no input makes the loader panic or hang, and that
 // whatever it accepts has operations whose schemas inline.
 func FuzzParse(f *testing.F) {
-	shop, _ := os.ReadFile("../testdata/shop.yaml")
+	shop, _ := os.ReadFile("../../examples/shop/openapi.yaml")
 	f.Add(shop)
 	f.Add([]byte(`{"openapi":"3.1.0","paths":{"/a":{"get":{"responses":{"200":{"description":"x"}}}}}}`))
 	f.Add([]byte(`{"swagger":"2.0","paths":{"/a":{"post":{"parameters":[{"in":"body","name":"b","schema":{"$ref":"#/definitions/X"}}]}}},"definitions":{"X":{"$ref":"#/definitions/X"}}}`))
@@ -167,4 +169,68 @@ func FuzzParse(f *testing.F) {
 			d.Inline(o.Output, o.Where)
 		}
 	})
+}
+
+// OpenAPI 3.0 schemas become JSON Schema: nullable becomes the null type
+// (and null joins an enum), and exclusive bounds become the bounds.
+func TestOpenAPI30SchemasBecomeJSONSchema(t *testing.T) {
+	d, err := spec.Parse([]byte(`{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+	  "paths": {"/a": {"post": {"operationId": "a",
+	    "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}},
+	    "responses": {"200": {"description": "ok"}}}}},
+	  "components": {"schemas": {"A": {"type": "object", "properties": {
+	    "state": {"type": "string", "enum": ["open", "closed"], "nullable": true},
+	    "count": {"type": "integer", "minimum": 0, "exclusiveMinimum": true, "maximum": 9, "exclusiveMaximum": false}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := op(t, d, "POST", "/a")
+	got, err := d.Inline(a.Body.Schema, a.Where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"properties":{"count":{"exclusiveMinimum":0,"maximum":9,"type":"integer"},"state":{"enum":["open","closed",null],"type":["string","null"]}},"type":"object"}`
+	if string(got) != want {
+		t.Errorf("inlined\n got %s\nwant %s", got, want)
+	}
+}
+
+// Inlining reuses the expansions of references; the result must not
+// depend on the order in which schemas are inlined, nor on the limits
+// having been met elsewhere.
+func TestInlineIsTheSameInAnyOrder(t *testing.T) {
+	doc := func() *spec.Document {
+		d, err := spec.Load("../../examples/shop/openapi.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	all := func(d *spec.Document, reverse bool) map[string]string {
+		ops := slices.Clone(d.Operations)
+		if reverse {
+			slices.Reverse(ops)
+		}
+		out := map[string]string{}
+		for _, o := range ops {
+			for _, s := range []json.RawMessage{o.Output, bodySchema(o)} {
+				got, err := d.Inline(s, o.Where)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[o.Where+string(s)] = string(got)
+			}
+		}
+		return out
+	}
+	if a, b := all(doc(), false), all(doc(), true); !maps.Equal(a, b) {
+		t.Errorf("inlined schemas differ with the order:\n%v\n%v", a, b)
+	}
+}
+
+func bodySchema(o *spec.Operation) json.RawMessage {
+	if o.Body == nil {
+		return nil
+	}
+	return o.Body.Schema
 }

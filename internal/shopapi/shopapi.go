@@ -1,5 +1,6 @@
 // Package shopapi is the small API that toolgate's tests and its example
-// program serve: the operations of testdata/shop.yaml over in-memory data.
+// program serve: the operations of examples/shop/openapi.yaml over
+// in-memory data.
 package shopapi
 
 import (
@@ -22,7 +23,10 @@ type API struct {
 	// Token, if set, is the bearer token every request must carry.
 	Token string
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// lose is how many more order placements are applied and then lose
+	// their answer: the connection is closed instead.
+	lose    int
 	orders  map[string]Order
 	next    int
 	effects int
@@ -30,6 +34,22 @@ type API struct {
 
 // New returns a shop with no orders.
 func New() *API { return &API{orders: map[string]Order{}} }
+
+// LoseAnswers makes the next n order placements apply, then close the
+// connection without answering, as a proxy that dies at the wrong moment
+// would.
+func (a *API) LoseAnswers(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lose = n
+}
+
+// Orders returns how many orders exist.
+func (a *API) Orders() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.orders)
+}
 
 // Effects counts the requests that changed something.
 func (a *API) Effects() int {
@@ -66,6 +86,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.effects++
 		o := Order{ID: fmt.Sprintf("o%d", a.next), SKU: in.SKU, Quantity: in.Quantity}
 		a.orders[o.ID] = o
+		if a.lose > 0 {
+			a.lose--
+			panic(http.ErrAbortHandler) // closes the connection unanswered
+		}
 		reply(w, 201, o)
 	case len(parts) == 2 && parts[0] == "orders" && r.Method == "GET":
 		o, ok := a.orders[parts[1]]

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rubicon-go/rubicon/internal/shopapi"
+)
+
+// The tests run the real command, built once.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolgate-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "toolgate")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build toolgate: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const shopSpec = "../../examples/shop/openapi.yaml"
+
+// upstream serves the example API on loopback. Placing an order for SKU
+// B7 applies it and then drops the connection unanswered.
+func upstream(t *testing.T) (*shopapi.API, string) {
+	t.Helper()
+	api := shopapi.New()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == "POST" && bytes.Contains(body, []byte(`"B7"`)) {
+			api.LoseAnswers(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		api.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return api, "http://" + ln.Addr().String()
+}
+
+// serveHTTP starts toolgate serve --http and returns its endpoint.
+func serveHTTP(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", shopSpec}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("toolgate serve did not stop within 10 s of an interrupt")
+		}
+	})
+	lines := bufio.NewScanner(stderr)
+	at := regexp.MustCompile(`at (http://\S+/) `)
+	for lines.Scan() {
+		if m := at.FindStringSubmatch(lines.Text()); m != nil {
+			go io.Copy(io.Discard, stderr)
+			return m[1]
+		}
+		t.Log(lines.Text())
+	}
+	t.Fatal("toolgate serve exited before listening")
+	return ""
+}
+
+// session is what the TypeScript client reports.
+type session struct {
+	Server struct{ Name string }
+	Tools  []struct {
+		Name        string
+		Annotations struct {
+			ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint *bool
+		}
+		HasOutputSchema bool
+	}
+	Calls map[string]struct {
+		IsError       bool
+		Text          string
+		Structured    map[string]any
+		ProtocolError string
+	}
+}
+
+// checkSession checks what any client must see of the example API.
+func checkSession(t *testing.T, s session, api *shopapi.API) {
+	t.Helper()
+	if s.Server.Name != "toolgate" {
+		t.Errorf("server name %q", s.Server.Name)
+	}
+	names := map[string]bool{}
+	for _, tl := range s.Tools {
+		names[tl.Name] = true
+		a := tl.Annotations
+		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations not all set: %+v", tl.Name, a)
+			continue
+		}
+		if *a.DestructiveHint {
+			t.Errorf("%s is listed as destructive; none should be exposed", tl.Name)
+		}
+		if tl.Name == "createOrder" && (*a.ReadOnlyHint || *a.IdempotentHint) {
+			t.Errorf("createOrder annotations %+v", a)
+		}
+		if tl.Name == "listOrders" && (!*a.ReadOnlyHint || !*a.IdempotentHint) {
+			t.Errorf("listOrders annotations %+v", a)
+		}
+	}
+	for _, want := range []string{"listOrders", "getOrder", "createOrder"} {
+		if !names[want] {
+			t.Errorf("tool %s not listed: %v", want, names)
+		}
+	}
+	for _, hidden := range []string{"deleteOrder", "refundOrder", "listApiKeys"} {
+		if names[hidden] {
+			t.Errorf("hidden tool %s is listed", hidden)
+		}
+	}
+	c := s.Calls
+	if r := c["create"]; r.IsError || r.Structured["sku"] != "A1" || r.ProtocolError != "" {
+		t.Errorf("createOrder: %+v", r)
+	}
+	if r := c["list"]; r.IsError || !strings.Contains(r.Text, `"orders"`) {
+		t.Errorf("listOrders: %+v", r)
+	}
+	if r := c["invalid"]; !r.IsError || !strings.Contains(r.Text, "Nothing was sent") {
+		t.Errorf("invalid arguments: %+v", r)
+	}
+	if r := c["lost"]; !r.IsError || !strings.Contains(r.Text, "OUTCOME UNKNOWN") || !strings.Contains(r.Text, "Do not call this tool again") {
+		t.Errorf("lost answer: %+v", r)
+	}
+	if r := c["again"]; !r.IsError || !strings.HasPrefix(r.Text, "REFUSED") {
+		t.Errorf("identical call after the lost answer: %+v", r)
+	}
+	if r := c["hidden"]; r.ProtocolError == "" && !r.IsError {
+		t.Errorf("hidden tool called by name: %+v", r)
+	}
+	// One order placed, one placed with its answer lost; the refused
+	// call and the invalid one never reached the API.
+	if n := api.Effects(); n != 2 {
+		t.Errorf("the API applied %d changes, want 2", n)
+	}
+}
+
+// nodeModules finds the TypeScript MCP SDK that .ci/run installs.
+func nodeModules(t *testing.T) string {
+	dir := os.Getenv("TOOLGATE_NODE_MODULES")
+	if dir == "" {
+		dir, _ = filepath.Abs("../../.cache/npm/node_modules")
+	}
+	_, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "sdk", "package.json"))
+	_, nodeErr := exec.LookPath("node")
+	if err != nil || nodeErr != nil {
+		if os.Getenv("TOOLGATE_E2E") == "require" {
+			t.Fatalf("the TypeScript MCP SDK or node is missing (%v, %v)", err, nodeErr)
+		}
+		t.Skip("the TypeScript MCP SDK is not installed (.ci/run installs it: npm install @modelcontextprotocol/sdk)")
+	}
+	return dir
+}
+
+// typescript runs testdata/client.mjs with the TypeScript SDK. Node
+// resolves an ES module's imports from its own directory, so the script
+// runs from a directory that links to the SDK.
+func typescript(t *testing.T, env []string, args ...string) session {
+	t.Helper()
+	modules := nodeModules(t)
+	dir := t.TempDir()
+	script, err := os.ReadFile("testdata/client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "client.mjs"), script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(dir, "client.mjs")}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	var s session
+	if err := json.Unmarshal(out, &s); err != nil {
+		t.Fatalf("node client printed %q: %v\n%s", out, err, stderr.String())
+	}
+	return s
+}
+
+func TestTypeScriptClientOverStdio(t *testing.T) {
+	api, base := upstream(t)
+	db := filepath.Join(t.TempDir(), "journal.db")
+	s := typescript(t, nil, "stdio", binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", db)
+	checkSession(t, s, api)
+	calls := run(t, "calls", "--db", db)
+	if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") {
+		t.Errorf("toolgate calls does not show the lost call:\n%s", calls)
+	}
+}
+
+func TestTypeScriptClientOverHTTP(t *testing.T) {
+	api, base := upstream(t)
+	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
+	checkSession(t, typescript(t, nil, "http", url), api)
+}
+
+func TestTypeScriptClientWithToken(t *testing.T) {
+	api, base := upstream(t)
+	token := []string{"TOOLGATE_TOKEN=0123456789abcdef0123"}
+	url := serveHTTP(t, token, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
+	checkSession(t, typescript(t, token, "http", url), api)
+}
+
+// run runs toolgate and returns its standard output.
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(binary, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("toolgate %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+func TestGoClientOverStdioAndResolve(t *testing.T) {
+	api, base := upstream(t)
+	db := filepath.Join(t.TempDir(), "journal.db")
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	connect := func() *mcp.ClientSession {
+		cmd := exec.Command(binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", db)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	lost := &mcp.CallToolParams{Name: "createOrder", Arguments: map[string]any{"body": map[string]any{"sku": "B7", "quantity": 1}}}
+	cs := connect()
+	res, err := cs.CallTool(ctx, lost)
+	if err != nil || !res.IsError {
+		t.Fatalf("lost answer: %v %+v", err, res)
+	}
+	cs.Close()
+
+	// The refusal outlives the process: the journal keeps it.
+	cs = connect()
+	defer cs.Close()
+	res, err = cs.CallTool(ctx, lost)
+	if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "REFUSED") {
+		t.Fatalf("identical call in a new process: %v %+v", err, res)
+	}
+	key := regexp.MustCompile(`toolgate/createOrder/\S+`).FindString(run(t, "calls", "--db", db))
+	if key == "" {
+		t.Fatal("toolgate calls lists no key")
+	}
+	if out := run(t, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db); !strings.Contains(out, "not_applied") {
+		t.Errorf("resolve said %q", out)
+	}
+	// Settled as not applied, the same call may go again; this time the
+	// upstream answers.
+	lostOnce := api.Effects()
+	res, err = cs.CallTool(ctx, lost)
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+		t.Errorf("call after resolving not applied: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
+	}
+}
+
+func TestHTTPRefusesForeignOriginsAndMissingTokens(t *testing.T) {
+	_, base := upstream(t)
+	token := "0123456789abcdef0123"
+	url := serveHTTP(t, []string{"TOOLGATE_TOKEN=" + token}, "--http", "127.0.0.1:0", "--upstream", base,
+		"--db", filepath.Join(t.TempDir(), "journal.db"), "--allow-origin", "https://console.example")
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(header map[string]string) int {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range header {
+			if k == "Host" {
+				req.Host = v
+				continue
+			}
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	bearer := "Bearer " + token
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"token", map[string]string{"Authorization": bearer}, 200},
+		{"no token", nil, 401},
+		{"wrong token", map[string]string{"Authorization": "Bearer 0123456789abcdef0124"}, 401},
+		{"foreign origin", map[string]string{"Authorization": bearer, "Origin": "https://evil.example"}, 403},
+		{"allowed origin", map[string]string{"Authorization": bearer, "Origin": "https://console.example"}, 200},
+		{"rebound host", map[string]string{"Authorization": bearer, "Host": "evil.example"}, 403},
+	} {
+		if got := post(c.header); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestHTTPBeyondLoopbackNeedsAToken(t *testing.T) {
+	cmd := exec.Command(binary, "serve", shopSpec, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=")
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "TOOLGATE_TOKEN") {
+		t.Errorf("exit %d: %s", code, out)
+	}
+	cmd = exec.Command(binary, "serve", shopSpec, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=short")
+	out, _ = cmd.CombinedOutput()
+	if !strings.Contains(string(out), "shorter than 16") || strings.Contains(string(out), "short\n") {
+		t.Errorf("a short token: %s", out)
+	}
+}
