@@ -149,21 +149,47 @@ func (j *Journal) ClaimKey(ctx context.Context, key, worker string) (op Operatio
 		return Operation{}, fmt.Errorf("journal: claim of %q needs a worker name", key)
 	}
 	err = j.store.Update(ctx, func(tx Tx) error {
-		op, err = tx.LockOperation(ctx, key)
-		if err != nil {
-			return err
-		}
-		now := j.now()
-		if op.State != Pending {
-			return &TransitionError{Key: key, From: op.State, To: Pending, Why: "only a pending operation can be claimed; " + whyLeft(op.State)}
-		}
-		if op.Worker != worker && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
-			return &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
-		}
-		op.Worker, op.LeaseExpires, op.Updated = worker, now.Add(j.lease), now
-		return tx.UpdateOperation(ctx, op)
+		op, err = j.claimKeyTx(ctx, tx, key, worker)
+		return err
 	})
 	return op, err
+}
+
+func (j *Journal) claimKeyTx(ctx context.Context, tx Tx, key, worker string) (Operation, error) {
+	op, err := tx.LockOperation(ctx, key)
+	if err != nil {
+		return Operation{}, err
+	}
+	now := j.now()
+	if op.State != Pending {
+		return op, &TransitionError{Key: key, From: op.State, To: Pending, Why: "only a pending operation can be claimed; " + whyLeft(op.State)}
+	}
+	if op.Worker != worker && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
+		return op, &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
+	}
+	op.Worker, op.LeaseExpires, op.Updated = worker, now.Add(j.lease), now
+	return op, tx.UpdateOperation(ctx, op)
+}
+
+// Start records op, claims it for worker and marks it sending, in one
+// transaction: for an operation sent as soon as it is recorded, such as an
+// agent's tool call, it costs one durable write instead of three. If the
+// key exists, Start goes on only where Insert, ClaimKey and Send would.
+func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (stored Operation, err error) {
+	if worker == "" {
+		return Operation{}, fmt.Errorf("journal: start of %q needs a worker name", op.Key)
+	}
+	err = j.store.Update(ctx, func(tx Tx) error {
+		if _, _, err := j.InsertTx(ctx, tx, op); err != nil {
+			return err
+		}
+		if _, err := j.claimKeyTx(ctx, tx, op.Key, worker); err != nil {
+			return err
+		}
+		stored, err = j.SendTx(ctx, tx, op.Key, worker)
+		return err
+	})
+	return stored, err
 }
 
 // Renew extends worker's leases on keys by the lease duration. It returns a

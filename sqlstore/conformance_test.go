@@ -671,6 +671,30 @@ func TestClaimKey(t *testing.T) {
 	})
 }
 
+func TestStart(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		e := open(t, b)
+		op, err := e.j.Start(e.ctx, journal.NewOperation{Key: "k", Kind: "call", Subject: "s"}, "w1")
+		if err != nil || op.State != journal.Sending || op.Worker != "w1" || op.Attempts != 1 || op.LeaseExpires.IsZero() {
+			t.Fatalf("start: %+v, %v", op, err)
+		}
+		h, err := e.j.History(e.ctx, "k")
+		if err != nil || len(h) != 2 || h[0].To != journal.Pending || h[1].To != journal.Sending {
+			t.Fatalf("history %+v, %v", h, err)
+		}
+		// Started again, the operation is not sent twice.
+		if _, err := e.j.Start(e.ctx, journal.NewOperation{Key: "k", Kind: "call", Subject: "s"}, "w1"); !errors.Is(err, journal.ErrIllegalTransition) {
+			t.Fatalf("second start: %v", err)
+		}
+		if _, err := e.j.Start(e.ctx, journal.NewOperation{Key: "k", Kind: "other", Subject: "s"}, "w1"); !errors.Is(err, journal.ErrKeyConflict) {
+			t.Fatalf("start of another operation under the key: %v", err)
+		}
+		if op, _ := e.j.Get(e.ctx, "k"); op.State != journal.Sending || op.Attempts != 1 {
+			t.Fatalf("after refused starts: %+v", op)
+		}
+	})
+}
+
 func TestAnnotate(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		e := open(t, b)

@@ -121,7 +121,7 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
 	var opKey string
-	if c.journal != nil && t.Method != "GET" && t.Method != "HEAD" && t.Method != "OPTIONS" {
+	if c.journal != nil && !t.Annotations.ReadOnly {
 		var refusal string
 		opKey, refusal, err = c.begin(ctx, t, args)
 		if err != nil {
@@ -317,7 +317,7 @@ func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journa
 		return r, journal.Applied
 	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || (status >= 400 && status < 500):
 		return errorResult("the upstream API refused the call: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
-	case retry.IsSafeMethod(t.Method):
+	case t.Annotations.ReadOnly:
 		return errorResult("the upstream API failed: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
 	}
 	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", status, http.StatusText(status))), journal.Ambiguous
@@ -383,14 +383,8 @@ func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key,
 		}
 	}
 	key = call + "/" + strings.ToLower(rand.Text()[:10])
-	if _, _, err := c.journal.Insert(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: call,
-		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}}); err != nil {
-		return "", "", err
-	}
-	if _, err := c.journal.ClaimKey(ctx, key, c.worker); err != nil {
-		return "", "", err
-	}
-	if _, err := c.journal.Send(ctx, key, c.worker); err != nil {
+	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: call,
+		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}}, c.worker); err != nil {
 		return "", "", err
 	}
 	return key, "", nil

@@ -152,6 +152,11 @@ func decide(t *Tool, cfg *config.Config) {
 		t.Deadline = tool.Deadline
 	}
 	t.Retry = retry.ByMethod
+	if t.Risk.Class > risk.Read && retry.IsSafeMethod(t.Method) {
+		// HTTP says a GET is safe to repeat; the document or the
+		// configuration says this one is more than a read. Believe them.
+		t.Retry = retry.NotSentOnly
+	}
 	if hasTool && tool.Retry != nil {
 		t.Retry = *tool.Retry
 	}
@@ -179,12 +184,14 @@ func decide(t *Tool, cfg *config.Config) {
 		t.Exposed, t.Exposure = true, fmt.Sprintf("%s: exposed by default", t.Risk.Class)
 	}
 
-	m := t.Method
+	m, readOnly := t.Method, t.Risk.Class == risk.Read
 	t.Annotations = Annotations{
-		ReadOnly:    t.Risk.Class == risk.Read,
+		ReadOnly:    readOnly,
 		Destructive: t.Risk.Class >= risk.Destructive,
-		Idempotent:  m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "PUT" || m == "DELETE",
-		OpenWorld:   true,
+		// A safe method that is more than a read is not known to be
+		// idempotent either.
+		Idempotent: m == "PUT" || m == "DELETE" || retry.IsSafeMethod(m) && readOnly,
+		OpenWorld:  true,
 	}
 }
 

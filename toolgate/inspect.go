@@ -40,10 +40,10 @@ func RetryText(t *Tool) string {
 	switch {
 	case t.Retry == retry.OptedIn:
 		return "opted in: retried with one Idempotency-Key"
-	case t.Retry == retry.NotSentOnly:
-		return "only if not sent"
-	case retry.IsSafeMethod(t.Method):
+	case t.Retry == retry.ByMethod && retry.IsSafeMethod(t.Method):
 		return "transient failures retried"
+	case t.Annotations.ReadOnly:
+		return "only if not sent"
 	}
 	return "only if not sent (ambiguous otherwise)"
 }

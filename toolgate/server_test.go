@@ -23,7 +23,7 @@ import (
 
 // session connects the official Go SDK's client, in process, to a toolgate
 // server for the shop document and upstream.
-func session(t *testing.T, upstream, configYAML string) (*mcp.ClientSession, *journal.Journal) {
+func session(t testing.TB, upstream, configYAML string) (*mcp.ClientSession, *journal.Journal) {
 	t.Helper()
 	cat := shop(t, configYAML)
 	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), sqlstore.Options{})
@@ -181,6 +181,21 @@ func TestReadToolsAreRetried(t *testing.T) {
 	res, text := call(t, cs, "listOrders", nil)
 	if res == nil || res.IsError || srv.Effects() != 3 {
 		t.Fatalf("listOrders after a reset and a 503: %s, %d requests", text, srv.Effects())
+	}
+}
+
+// A GET that the document marks as a write (x-risk) is treated as one: it
+// is not retried once sent, and a failure after the write is ambiguous.
+func TestGETThatWritesIsNotRetried(t *testing.T) {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(200))
+	defer srv.Close()
+	cs, j := session(t, srv.URL(), "")
+	res, text := call(t, cs, "getCategory", map[string]any{"id": 7})
+	if res == nil || !res.IsError || !strings.Contains(text, "OUTCOME UNKNOWN") || srv.Effects() != 1 {
+		t.Fatalf("getCategory after a reset: %s, %d requests", text, srv.Effects())
+	}
+	if ops, _ := j.List(context.Background(), journal.Filter{Kind: "toolgate", States: []journal.State{journal.Ambiguous}}); len(ops) != 1 {
+		t.Fatalf("journal: %d ambiguous operations, want 1", len(ops))
 	}
 }
 

@@ -3,12 +3,20 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 	"time"
@@ -98,5 +106,108 @@ func TestColdStartHarness(t *testing.T) {
 	elapsed, tools, size, peak := firstList(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"))
 	if elapsed <= 0 || tools != 4 || size < 1000 || peak < 1<<20 {
 		t.Errorf("%v, tools %d, %d bytes, peak %d bytes", elapsed, tools, size, peak)
+	}
+}
+
+// noopServerEnv makes the test binary an MCP server over stdio with one
+// tool that answers at once: the floor of a tool call through the SDK and
+// a pipe, whatever the tool does.
+const noopServerEnv = "TOOLGATE_BENCH_NOOP_SERVER"
+
+func noopServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "noop", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "getOrder", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"id":"o1","sku":"A1","quantity":1}`}}}, nil
+		})
+	s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// BenchmarkCall measures a tool call through toolgate serve --stdio, from
+// the client's request to its result, against the same request made
+// directly to the upstream on loopback (the baseline), and a tool that
+// does nothing behind the same SDK and pipe (mcp-noop: what any MCP
+// server costs). p50-µs is the median of the iterations. A read tool is not journaled; a write tool
+// records its call in the SQLite journal, durably, before it is sent.
+func BenchmarkCall(b *testing.B) {
+	_, base := upstream(b)
+	if _, err := http.Post(base+"/orders", "application/json", strings.NewReader(`{"sku":"A1","quantity":1}`)); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	cmd := exec.Command(binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", filepath.Join(b.TempDir(), "journal.db"))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	noop := exec.Command(self)
+	noop.Env = append(os.Environ(), noopServerEnv+"=1")
+	ns, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: noop}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ns.Close()
+	client := &http.Client{}
+	n := 0
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"direct-GET", func() error {
+			resp, err := client.Get(base + "/orders/o1")
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return err
+		}},
+		{"mcp-noop", func() error {
+			_, err := ns.CallTool(ctx, &mcp.CallToolParams{Name: "getOrder", Arguments: map[string]any{"id": "o1"}})
+			return err
+		}},
+		{"toolgate-read", func() error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "getOrder", Arguments: map[string]any{"id": "o1"}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("getOrder: %v", res.Content[0].(*mcp.TextContent).Text)
+			}
+			return err
+		}},
+		{"direct-POST", func() error {
+			resp, err := client.Post(base+"/orders", "application/json", strings.NewReader(`{"sku":"A1","quantity":1}`))
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return err
+		}},
+		{"toolgate-write", func() error {
+			// Distinct arguments: an identical call in flight would be refused.
+			n++
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "createOrder", Arguments: map[string]any{"body": map[string]any{"sku": fmt.Sprint("S", n), "quantity": 1}}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("createOrder: %v", res.Content[0].(*mcp.TextContent).Text)
+			}
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if err := c.call(); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
+		})
 	}
 }
