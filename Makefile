@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash soak behaviour demo
+.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate soak behaviour demo
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -47,6 +47,12 @@ bench-journal:
 ## bench-hash: recall-archive's hashing against openssl on the same 1 GiB.
 bench-hash:
 	$(GO) test -run '^$$' -bench Hash -benchtime 5x -count 3 ./recall
+
+## bench-toolgate: toolgate serve's cold start on GitHub's description and
+## a tool call's overhead against calling the upstream directly.
+bench-toolgate:
+	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x -count 3 ./cmd/toolgate
+	$(GO) test -run '^$$' -bench 'Call' -benchtime 3000x -count 3 ./cmd/toolgate
 
 ## soak: the crash test with SOAKRUNS random kill points per backend.
 SOAKRUNS ?= 1000
