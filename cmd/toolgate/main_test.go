@@ -240,7 +240,7 @@ func TestTypeScriptClientOverStdio(t *testing.T) {
 	s := typescript(t, nil, "stdio", binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", db)
 	checkSession(t, s, api)
 	calls := run(t, "calls", "--db", db)
-	if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") {
+	if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
 		t.Errorf("toolgate calls does not show the lost call:\n%s", calls)
 	}
 }

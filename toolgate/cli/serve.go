@@ -213,9 +213,13 @@ func calls(ctx context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tSTATE\tTOOL\tCALL\tWHEN\tWHY")
+	fmt.Fprintln(tw, "KEY\tSTATE\tCALL\tARGUMENTS\tWHEN\tWHY")
 	for _, op := range ops {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%v %v\t%s\t%s\n", op.Key, op.State, op.Evidence["tool"], op.Evidence["method"], op.Evidence["path"],
+		args := fmt.Sprint(op.Evidence["arguments"])
+		if len(args) > 60 {
+			args = args[:57] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v %v\t%s\t%s\t%s\n", op.Key, op.State, op.Evidence["method"], op.Evidence["path"], args,
 			op.Created.Local().Format(time.DateTime), op.LastError)
 	}
 	tw.Flush()
