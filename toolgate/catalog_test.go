@@ -193,7 +193,9 @@ func TestToolNames(t *testing.T) {
 	}
 }
 
-func TestGitHubDescription(t *testing.T) {
+// github loads GitHub's description into a catalog with the defaults.
+func github(t *testing.T) *toolgate.Catalog {
+	t.Helper()
 	doc, err := spec.Load(testspecs.GitHub(t))
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +204,11 @@ func TestGitHubDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+func TestGitHubDescription(t *testing.T) {
+	cat := github(t)
 	if len(cat.Tools) < 1000 {
 		t.Fatalf("%d tools from GitHub's description", len(cat.Tools))
 	}
@@ -258,14 +265,7 @@ func TestGitHubDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc2, err := spec.Load(testspecs.GitHub(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat2, err := toolgate.Build(doc2, config.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat2 := github(t)
 	// Expansions of references are reused: build the schemas in the
 	// opposite order first, so that a different set is reused.
 	exposed := cat2.Exposed()

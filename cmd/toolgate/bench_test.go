@@ -159,13 +159,7 @@ func BenchmarkCall(b *testing.B) {
 		call func() error
 	}{
 		{"direct-GET", func() error {
-			resp, err := client.Get(base + "/orders/o1")
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return err
+			return drain(client.Get(base + "/orders/o1"))
 		}},
 		{"mcp-noop", func() error {
 			_, err := ns.CallTool(ctx, &mcp.CallToolParams{Name: "getOrder", Arguments: map[string]any{"id": "o1"}})
@@ -179,13 +173,7 @@ func BenchmarkCall(b *testing.B) {
 			return err
 		}},
 		{"direct-POST", func() error {
-			resp, err := client.Post(base+"/orders", "application/json", strings.NewReader(`{"sku":"A1","quantity":1}`))
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			return err
+			return drain(client.Post(base+"/orders", "application/json", strings.NewReader(`{"sku":"A1","quantity":1}`)))
 		}},
 		{"toolgate-write", func() error {
 			// Distinct arguments: an identical call in flight would be refused.
@@ -210,4 +198,15 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "p50-µs")
 		})
 	}
+}
+
+// drain reads and closes a response's body, as a client that uses the
+// answer would.
+func drain(resp *http.Response, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
 }
