@@ -15,8 +15,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
@@ -107,7 +105,9 @@ func serve(ctx context.Context, args []string, env Env) int {
 	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
 	if *stdio {
 		fmt.Fprintf(env.Stderr, "toolgate: serving %s over stdio\n", summary)
-		t := &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}}
+		// When the input ends, the calls already read are answered first;
+		// none can take longer than its deadline.
+		t := &toolgate.StdioTransport{Reader: env.Stdin, Writer: env.Stdout, Drain: lease}
 		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return cmd.fail(err)
 		}
@@ -159,10 +159,6 @@ func recoverLoop(ctx context.Context, j *journal.Journal, lease time.Duration, l
 		}
 	}
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // openDB opens the journal database that --db, $TOOLGATE_DB or the data
 // directory names.

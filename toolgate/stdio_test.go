@@ -1,0 +1,64 @@
+package toolgate_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+)
+
+// serveStdio runs a session over the given input to its end and returns
+// what the server wrote.
+func serveStdio(t *testing.T, input string, maxBytes int) string {
+	t.Helper()
+	caller, err := toolgate.NewCaller(shop(t, ""), "http://127.0.0.1:1", config.Auth{Type: "none"}, func(string) string { return "" }, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := toolgate.NewServer(shop(t, ""), caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &toolgate.StdioTransport{Reader: strings.NewReader(input), Writer: &out, MaxMessageBytes: maxBytes}
+	if err := srv.Run(ctx, tr); err != nil {
+		t.Fatalf("the session ended with %v", err)
+	}
+	return out.String()
+}
+
+func TestStdioSkipsAnOversizedMessage(t *testing.T) {
+	huge := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`
+	out := serveStdio(t, strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		huge,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	}, "\n"), 1000) // the last line has no newline: the input just ends
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out)
+	}
+	var refused, pinged bool
+	for _, l := range lines {
+		refused = refused || strings.Contains(l, `"id":null`) && strings.Contains(l, "-32600") && strings.Contains(l, "longer than 1000 bytes")
+		pinged = pinged || l == `{"jsonrpc":"2.0","id":2,"result":{}}`
+	}
+	if !refused || !pinged {
+		t.Errorf("want the oversized message refused (%v) and the ping after it answered (%v):\n%s", refused, pinged, out)
+	}
+}
+
+func TestStdioDoesNotAnswerAMalformedResponse(t *testing.T) {
+	// A client's error without an id is a response: answering it could
+	// start an exchange of errors without end.
+	out := serveStdio(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`+"\n"+`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n", 0)
+	if strings.TrimSpace(out) != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		t.Errorf("wrote %s", out)
+	}
+}
