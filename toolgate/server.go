@@ -66,7 +66,7 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 			switch method {
 			case "tools/list":
 				// One page: the list is built once and never changes.
-				return &mcp.ListToolsResult{Tools: tools}, nil
+				return listResult(req, tools), nil
 			case "tools/call":
 				p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
 				if !ok || p == nil {
@@ -98,11 +98,37 @@ func result(r Result, hasOutput bool) *mcp.CallToolResult {
 	return res
 }
 
+// cachingVersion is the first protocol version whose list results carry
+// cache fields (ttlMs, cacheScope). A request that uses it or a later one
+// says so in its _meta.
+const cachingVersion = "2026-07-28"
+
+// toolList is tools/list's answer before cachingVersion. The SDK's result
+// type always carries the cache fields, which those versions do not have.
+type toolList struct {
+	mcp.ResultBase
+	Tools []*mcp.Tool `json:"tools"`
+}
+
+// listResult answers tools/list in the form of the request's protocol
+// version. From cachingVersion on, the cache fields are set: the list is
+// the same whoever asks (public), and a client should not keep it once
+// used (a TTL of 0), since toolgate may be restarted with another
+// configuration and says nothing when it is.
+func listResult(req mcp.Request, tools []*mcp.Tool) mcp.Result {
+	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+		if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v >= cachingVersion {
+			return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "public"}}
+		}
+	}
+	return &toolList{Tools: tools}
+}
+
 // ListJSON renders the exposed tools as tools/list answers them.
 func (c *Catalog) ListJSON() ([]byte, error) {
 	tools, err := c.MCPTools()
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(&mcp.ListToolsResult{Tools: tools})
+	return json.Marshal(&toolList{Tools: tools})
 }

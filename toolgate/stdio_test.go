@@ -3,6 +3,7 @@ package toolgate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,34 @@ func TestStdioDoesNotAnswerAMalformedResponse(t *testing.T) {
 	out := serveStdio(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`+"\n"+`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n", 0)
 	if strings.TrimSpace(out) != `{"jsonrpc":"2.0","id":"p","result":{}}` {
 		t.Errorf("wrote %s", out)
+	}
+}
+
+func TestToolsListCacheFieldsFollowTheProtocolVersion(t *testing.T) {
+	out := serveStdio(t, strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}}`,
+	}, "\n")+"\n", 0)
+	lists := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			ID     json.RawMessage
+			Result map[string]any
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Result["tools"] != nil {
+			lists[string(r.ID)] = r.Result
+		}
+	}
+	if old := lists["2"]; old == nil || old["cacheScope"] != nil || old["ttlMs"] != nil {
+		t.Errorf("tools/list under 2025-11-25 has cache fields, which that version does not define: %v", old)
+	}
+	if current := lists["3"]; current == nil || current["cacheScope"] != "public" || current["ttlMs"] != 0.0 {
+		t.Errorf("tools/list under 2026-07-28: cacheScope %v, ttlMs %v; want public and 0:\n%s", current["cacheScope"], current["ttlMs"], out)
 	}
 }

@@ -320,40 +320,78 @@ func TestHTTPRefusesForeignOriginsAndMissingTokens(t *testing.T) {
 	token := "0123456789abcdef0123"
 	url := serveHTTP(t, []string{"TOOLGATE_TOKEN=" + token}, "--http", "127.0.0.1:0", "--upstream", base,
 		"--db", filepath.Join(t.TempDir(), "journal.db"), "--allow-origin", "https://console.example")
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	post := func(header map[string]string) int {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(initialize))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-				continue
-			}
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	self := strings.TrimSuffix(url, "/")
 	bearer := "Bearer " + token
 	for _, c := range []struct {
-		name   string
-		header map[string]string
-		want   int
+		name      string
+		header    map[string]string
+		want      int
+		challenge string // the WWW-Authenticate header expected
+		says      string // in the body
 	}{
-		{"token", map[string]string{"Authorization": bearer}, 200},
-		{"no token", nil, 401},
-		{"wrong token", map[string]string{"Authorization": "Bearer 0123456789abcdef0124"}, 401},
-		{"foreign origin", map[string]string{"Authorization": bearer, "Origin": "https://evil.example"}, 403},
-		{"allowed origin", map[string]string{"Authorization": bearer, "Origin": "https://console.example"}, 200},
-		{"rebound host", map[string]string{"Authorization": bearer, "Host": "evil.example"}, 403},
+		{name: "token", header: map[string]string{"Authorization": bearer}, want: 200},
+		{name: "no token", want: 401, challenge: `Bearer realm="toolgate"`, says: "Authorization: Bearer"},
+		{name: "wrong token", header: map[string]string{"Authorization": "Bearer 0123456789abcdef0124"}, want: 401,
+			challenge: `Bearer realm="toolgate", error="invalid_token"`, says: "not the one"},
+		{name: "basic credentials", header: map[string]string{"Authorization": "Basic dTpw"}, want: 401, challenge: `Bearer realm="toolgate"`},
+		{name: "foreign origin", header: map[string]string{"Authorization": bearer, "Origin": "https://evil.example"}, want: 403,
+			says: "--allow-origin https://evil.example"},
+		{name: "opaque origin", header: map[string]string{"Authorization": bearer, "Origin": "null"}, want: 403, says: "opaque origin"},
+		{name: "allowed origin", header: map[string]string{"Authorization": bearer, "Origin": "https://console.example"}, want: 200},
+		{name: "own origin", header: map[string]string{"Authorization": bearer, "Origin": self}, want: 200},
+		{name: "own origin by name", header: map[string]string{"Authorization": bearer, "Origin": strings.Replace(self, "127.0.0.1", "localhost", 1),
+			"Host": strings.TrimPrefix(strings.Replace(self, "127.0.0.1", "localhost", 1), "http://")}, want: 200},
+		{name: "another port on loopback", header: map[string]string{"Authorization": bearer, "Origin": "http://127.0.0.1:1"}, want: 403},
+		{name: "rebound host", header: map[string]string{"Authorization": bearer, "Host": "evil.example"}, want: 403},
+		{name: "rebound host and origin", header: map[string]string{"Authorization": bearer, "Host": "evil.example", "Origin": "http://evil.example"}, want: 403},
 	} {
-		if got := post(c.header); got != c.want {
-			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		resp, body := postInitialize(t, url, c.header)
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: status %d, want %d: %s", c.name, resp.StatusCode, c.want, body)
+		}
+		if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, c.challenge) || (c.challenge == "") != (got == "") {
+			t.Errorf("%s: WWW-Authenticate %q, want %q", c.name, got, c.challenge)
+		}
+		if !strings.Contains(body, c.says) {
+			t.Errorf("%s: the answer %q does not say %q", c.name, body, c.says)
+		}
+	}
+}
+
+// postInitialize posts an initialize request with the given headers.
+func postInitialize(t *testing.T, url string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest("POST", url, strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp, string(body)
+}
+
+func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
+	for origin, says := range map[string]string{
+		"null":                    "every local file, sandboxed frame and redirected request",
+		"*":                       "name each origin",
+		"https://app.example/x/y": "give a scheme and a host, and nothing more",
+	} {
+		cmd := exec.Command(binary, "serve", shopSpec, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
+			"--db", filepath.Join(t.TempDir(), "j.db"), "--allow-origin", origin)
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) {
+			t.Errorf("--allow-origin %s: exit %d, %s", origin, code, out)
 		}
 	}
 }
