@@ -1,0 +1,150 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/risk"
+)
+
+func TestParse(t *testing.T) {
+	c, err := config.Parse([]byte(`
+base: &base {expose: true, deadline: 10s}
+upstream:
+  url: https://api.example.com/v1
+  auth: {type: header, env: SHOP_KEY, header: X-API-Key}
+defaults:
+  deadline: 20s
+tags:
+  payments:
+    <<: *base
+tools:
+  createOrder: {retry: opted_in, risk: destructive}
+  listOrders:
+  deleteOrder: {expose: yes}
+`))
+	if err == nil {
+		t.Fatal("a top-level setting that is not one (base) was accepted")
+	}
+	// The same without the stray anchor holder.
+	c, err = config.Parse([]byte(`
+upstream:
+  url: https://api.example.com/v1
+  auth: {type: header, env: SHOP_KEY, header: X-API-Key}
+defaults:
+  deadline: 20s
+tags:
+  payments: &base {expose: true, deadline: 10s}
+  orders:
+    <<: *base
+    deadline: 5s
+tools:
+  createOrder: {retry: opted_in, risk: destructive}
+  listOrders:
+  deleteOrder: {expose: yes}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Upstream.URL != "https://api.example.com/v1" || c.Upstream.Auth != (config.Auth{Type: "header", Env: "SHOP_KEY", Header: "X-API-Key"}) {
+		t.Errorf("upstream %+v", c.Upstream)
+	}
+	if c.Deadline != 20*time.Second {
+		t.Errorf("deadline %v", c.Deadline)
+	}
+	if o := c.Tags["orders"]; o.Expose == nil || !*o.Expose || o.Deadline != 5*time.Second {
+		t.Errorf("orders, merged from payments: %+v", o)
+	}
+	if r := c.Tools["createOrder"]; r.Retry == nil || *r.Retry != retry.OptedIn || r.Risk == nil || *r.Risk != risk.Destructive {
+		t.Errorf("createOrder %+v", r)
+	}
+	if _, ok := c.Tools["listOrders"]; !ok {
+		t.Error("a tool named without settings is dropped")
+	}
+	if r := c.Tools["deleteOrder"]; r.Expose == nil || !*r.Expose {
+		t.Errorf("deleteOrder %+v", r)
+	}
+	if c, err := config.Parse(nil); err != nil || c.Upstream.Auth.Type != "none" || c.Deadline != 30*time.Second {
+		t.Errorf("an empty configuration: %+v, %v", c, err)
+	}
+}
+
+// Every mistake is reported with its line, the field, the value as
+// written and what to write instead, and never in Go's words.
+func TestMistakes(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"tools:\n  createOrder:\n    expose: maybe\n",
+			`line 3: tools.createOrder.expose is "maybe"; give true or false`},
+		{"tools:\n  createOrder:\n    exposed: true\n",
+			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry and deadline`},
+		{"tool:\n  createOrder: {}\n",
+			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, defaults, tags and tools`},
+		{"tools: [createOrder]\n",
+			`line 1: tools is a list; give a mapping of tool names to their settings, such as createOrder: {expose: true}`},
+		{"tools:\n  createOrder: true\n",
+			`line 2: tools.createOrder is "true"; give a mapping, such as {expose: true}`},
+		{"just words\n",
+			`line 1: the configuration is "just words"; give a mapping of its settings: upstream, defaults, tags and tools`},
+		{"defaults:\n  deadline: 5 minutes\n",
+			`line 2: defaults.deadline is "5 minutes"; give a duration such as 30s or 2m, up to 1h`},
+		{"tools:\n  x:\n    deadline: 2h\n",
+			`line 3: tools.x.deadline is "2h"; give a duration such as 30s or 2m, up to 1h`},
+		{"tools:\n  x:\n    risk: dangerous\n",
+			`line 3: tools.x.risk is "dangerous"; give read, write, destructive or privileged`},
+		{"tools:\n  x:\n    retry: always\n",
+			`line 3: tools.x.retry is "always"; give by_method, opted_in or not_sent_only`},
+		{"tags:\n  orders:\n    retry: opted_in\n",
+			`line 3: tags.orders.retry: retries are set per tool, never for a whole tag: opting in must name the operation`},
+		{"upstream:\n  url: ftp://x\n",
+			`line 2: upstream.url is "ftp://x"; give an http or https URL, such as https://api.example.com`},
+		{"upstream:\n  url: [a, b]\n",
+			`line 2: upstream.url is a list; give an http or https URL, such as https://api.example.com`},
+		{"upstream:\n  auth:\n    type: oauth\n",
+			`line 3: upstream.auth.type is "oauth"; give none, bearer, header or basic`},
+		{"upstream:\n  auth:\n    type: bearer\n",
+			`line 3: upstream.auth: type bearer needs env, the name of the environment variable that holds the secret`},
+		{"upstream:\n  auth: {type: header, env: K}\n",
+			`line 2: upstream.auth: type header needs env, the environment variable that holds the secret, and header, the header that carries it`},
+		{"tools:\n  a: {}\n  a: {}\n",
+			`line 3: tools.a is given twice (first on line 2)`},
+		{"tools:\n  a: {expose: true, expose: false}\n",
+			`line 2: tools.a.expose is given twice (first on line 2)`},
+		{"tools:\n\ta: {}\n",
+			`line 2: not valid YAML: found character that cannot start any token (YAML indents with spaces, never tabs)`},
+		{"tools: {a: [}\n",
+			`not valid YAML: did not find expected node content`},
+	} {
+		_, err := config.Parse([]byte(tt.yaml))
+		var e *config.Error
+		if !errors.As(err, &e) || err.Error() != tt.want {
+			t.Errorf("%q:\n got %v\nwant %s", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "toolgate.yaml")
+	os.WriteFile(path, []byte("tools:\n  a:\n    expose: perhaps\n"), 0o600)
+	_, err := config.Load(path)
+	if err == nil || err.Error() != path+`, line 3: tools.a.expose is "perhaps"; give true or false` {
+		t.Errorf("got %v", err)
+	}
+	for file, want := range map[string]string{
+		filepath.Join(dir, "missing.yaml"): "cannot read the configuration: no such file",
+		dir:                                "cannot read the configuration: it is a directory, not a file",
+	} {
+		if _, err := config.Load(file); err == nil || err.Error() != file+": "+want {
+			t.Errorf("%s: got %v, want %s", file, err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "config:") {
+		t.Errorf("a package prefix in %v", err)
+	}
+}
