@@ -90,50 +90,68 @@ type command struct {
 
 func newCommand(name, usage string, env Env) *command {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard) // parse reports errors in the command's words
 	c := &command{FlagSet: fs, usage: usage, env: env}
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "usage: %s\n", usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
 	return c
 }
 
+// printUsage writes how to use the command, and its flags, to w.
+func (c *command) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n", c.usage)
+	printDefaults(c.FlagSet, func(format string, args ...any) { fmt.Fprintf(w, format, args...) })
+}
+
 // parse parses the flags, which may come before or after the arguments,
-// and checks that n arguments remain. When ok is false the command must
-// stop with code.
-func (c *command) parse(args []string, n int) (pos []string, code int, ok bool) {
+// and checks that the arguments named remain (SPEC, KEY). When ok is
+// false the command must stop with code.
+func (c *command) parse(args []string, names ...string) (pos []string, code int, ok bool) {
 	for {
 		if err := c.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				c.printUsage(c.env.Stdout)
 				return nil, ExitOK, false
 			}
-			return nil, ExitUsage, false
+			return nil, c.usageError("%s", flagError(err)), false
 		}
 		rest := c.Args()
 		if len(rest) == 0 {
 			break
 		}
+		if rest[0] == "--" { // everything after is an argument
+			pos = append(pos, rest[1:]...)
+			break
+		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	if len(pos) != n {
-		c.Usage()
-		return nil, ExitUsage, false
+	switch {
+	case len(pos) < len(names):
+		return nil, c.usageError("give %s", argumentHelp[names[len(pos)]]), false
+	case len(pos) > len(names) && len(names) == 0:
+		return nil, c.usageError("unexpected argument %q: toolgate %s takes none", pos[0], c.Name()), false
+	case len(pos) > len(names):
+		return nil, c.usageError("unexpected argument %q after %s", pos[len(names)], strings.Join(names, " ")), false
 	}
 	return pos, ExitOK, true
+}
+
+// argumentHelp says what each argument is.
+var argumentHelp = map[string]string{
+	"SPEC": "SPEC, the OpenAPI document (JSON or YAML)",
+	"KEY":  "KEY, the key of the call as toolgate calls lists it",
 }
 
 // usageError reports a misuse of the command.
 func (c *command) usageError(format string, args ...any) int {
 	fmt.Fprintf(c.env.Stderr, "toolgate %s: %s\n", c.Name(), fmt.Sprintf(format, args...))
-	c.Usage()
+	c.printUsage(c.env.Stderr)
 	return ExitUsage
 }
 
 // fail reports a failure of the command.
 func (c *command) fail(err error) int {
-	fmt.Fprintf(c.env.Stderr, "toolgate %s: %v\n", c.Name(), err)
+	fmt.Fprintf(c.env.Stderr, "toolgate %s: %s\n", c.Name(), describe(err))
 	return ExitFailure
 }
 
@@ -156,15 +174,15 @@ func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error
 
 func inspect(_ context.Context, args []string, env Env) int {
 	cmd := newCommand("inspect", "toolgate inspect SPEC [--config FILE] [--json]", env)
-	configPath := cmd.String("config", "", "the YAML configuration")
+	configPath := cmd.String("config", "", "the configuration, a YAML `FILE`")
 	asJSON := cmd.Bool("json", false, "print machine-readable JSON")
-	pos, code, ok := cmd.parse(args, 1)
+	pos, code, ok := cmd.parse(args, "SPEC")
 	if !ok {
 		return code
 	}
 	cat, _, err := load(pos[0], *configPath)
 	if err != nil {
-		return cmd.fail(err)
+		return cmd.fail(loadError(err))
 	}
 	rows, sum, err := cat.Inspect()
 	if err != nil {

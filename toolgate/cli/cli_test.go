@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,96 @@ func TestInspectErrors(t *testing.T) {
 	os.WriteFile(cfg, []byte("tools:\n  nope:\n    expose: true\n"), 0o644)
 	if code, _, errOut := run("inspect", "--config", cfg, "../../examples/shop/openapi.yaml"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
 		t.Errorf("a config naming no tool: exit %d, %q", code, errOut)
+	}
+}
+
+// Every error a person can provoke from the command line says, in one
+// line after the command's prefix, what is wrong and what to do; never
+// with a package's prefix, a Go type or a secret.
+func TestErrorMessages(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const shop = "../../examples/shop/openapi.yaml"
+	db := filepath.Join(dir, "journal.db")
+	badBool := file("bad-bool.yaml", "tools:\n  createOrder:\n    expose: maybe\n")
+	unknownTool := file("unknown-tool.yaml", "tools:\n  nope:\n    expose: true\n")
+	needsSecret := file("needs-secret.yaml", "upstream:\n  auth: {type: bearer, env: SHOP_SECRET}\n")
+	noPaths := file("no-paths.yaml", "openapi: 3.0.0\npaths: {}\n")
+	noServers := file("no-servers.yaml", "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      responses: {}\n")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	upstream := []string{"--upstream", "http://127.0.0.1:1"}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // the first line of standard error contains this
+	}{
+		{[]string{"bogus"}, cli.ExitUsage, `toolgate: unknown command "bogus"`},
+		{[]string{"inspect"}, cli.ExitUsage, "toolgate inspect: give SPEC, the OpenAPI document (JSON or YAML)"},
+		{[]string{"inspect", shop, "extra"}, cli.ExitUsage, `toolgate inspect: unexpected argument "extra" after SPEC`},
+		{[]string{"inspect", "--bogus", shop}, cli.ExitUsage, "toolgate inspect: unknown flag --bogus"},
+		{[]string{"inspect", "--json=maybe", shop}, cli.ExitUsage, `toolgate inspect: --json is "maybe"; give true or false, or leave the value out for true`},
+		{[]string{"inspect", shop, "--config"}, cli.ExitUsage, "toolgate inspect: --config needs a value"},
+		{[]string{"inspect", filepath.Join(dir, "missing.yaml")}, cli.ExitFailure,
+			"toolgate inspect: cannot read the document " + filepath.Join(dir, "missing.yaml") + ": no such file"},
+		{[]string{"inspect", dir}, cli.ExitFailure, "toolgate inspect: cannot read the document " + dir + ": it is a directory, not a file"},
+		{[]string{"inspect", noPaths}, cli.ExitFailure, "toolgate inspect: " + noPaths + ": the document has no paths"},
+		{[]string{"inspect", shop, "--config", filepath.Join(dir, "missing.yaml")}, cli.ExitFailure,
+			"toolgate inspect: " + filepath.Join(dir, "missing.yaml") + ": cannot read the configuration: no such file"},
+		{[]string{"inspect", shop, "--config", badBool}, cli.ExitFailure,
+			"toolgate inspect: " + badBool + `, line 3: tools.createOrder.expose is "maybe"; give true or false`},
+		{[]string{"inspect", shop, "--config", unknownTool}, cli.ExitFailure, `toolgate inspect: the configuration names tool "nope"`},
+		{[]string{"serve", shop}, cli.ExitUsage, "toolgate serve: give either --stdio or --http ADDR"},
+		{[]string{"serve", shop, "--stdio", "--http", "8080"}, cli.ExitUsage, "toolgate serve: give either --stdio or --http ADDR"},
+		{[]string{"serve", shop, "--http", "abc"}, cli.ExitUsage,
+			"toolgate serve: --http abc: give a port, such as 8080, or host:port, such as 127.0.0.1:8080"},
+		{[]string{"serve", shop, "--http", "127.0.0.1:99999"}, cli.ExitUsage, "toolgate serve: --http 127.0.0.1:99999: give a port"},
+		{append([]string{"serve", shop, "--http", busy.Addr().String(), "--db", db}, upstream...), cli.ExitFailure,
+			"toolgate serve: " + busy.Addr().String() + " is already in use by another program: stop it, or give another port with --http"},
+		{append([]string{"serve", shop, "--http", "0.0.0.0:0", "--db", db}, upstream...), cli.ExitFailure,
+			"toolgate serve: listening on an address other than loopback requires a bearer token in $TOOLGATE_TOKEN"},
+		{append([]string{"serve", shop, "--http", "127.0.0.1:0", "--db", db, "--allow-origin", "null"}, upstream...), cli.ExitFailure,
+			`toolgate serve: allowed origin "null": null is the origin of every local file`},
+		{[]string{"serve", shop, "--stdio", "--db", db, "--upstream", "ftp://x"}, cli.ExitFailure, `toolgate serve: upstream "ftp://x": give an http or https URL`},
+		{[]string{"serve", noServers, "--stdio", "--db", db}, cli.ExitFailure, "toolgate serve: " + noServers + " names no server: give --upstream URL"},
+		{append([]string{"serve", shop, "--stdio", "--db", db, "--config", needsSecret}, upstream...), cli.ExitFailure,
+			"toolgate serve: upstream authentication needs $SHOP_SECRET, which is not set"},
+		{append([]string{"serve", shop, "--stdio", "--db", "postgres://u:secret@127.0.0.1:1/x"}, upstream...), cli.ExitFailure,
+			"toolgate serve: cannot open the journal postgres://u:xxxxx@127.0.0.1:1/x: nothing accepts connections there; is PostgreSQL running"},
+		{append([]string{"serve", shop, "--stdio", "--db", "postgres://u:secret@h/%zz"}, upstream...), cli.ExitFailure,
+			"toolgate serve: the journal's address postgres://u:xxxxx@h/%zz is not a PostgreSQL URL; give postgres://USER@HOST:PORT/DATABASE"},
+		{append([]string{"serve", shop, "--stdio", "--db", "/nonexistent/dir/j.db"}, upstream...), cli.ExitFailure,
+			"toolgate serve: cannot create database /nonexistent/dir/j.db: the directory /nonexistent/dir does not exist"},
+		{[]string{"calls", "extra", "--db", db}, cli.ExitUsage, `toolgate calls: unexpected argument "extra": toolgate calls takes none`},
+		{[]string{"resolve"}, cli.ExitUsage, "toolgate resolve: give KEY, the key of the call as toolgate calls lists it"},
+		{[]string{"resolve", "k", "--applied", "--db", db}, cli.ExitUsage, "toolgate resolve: say either --applied or --not-applied, and --note what you checked"},
+		{[]string{"resolve", "k", "--applied", "--not-applied", "--note", "x", "--db", db}, cli.ExitUsage, "toolgate resolve: say either --applied or --not-applied"},
+		{[]string{"resolve", "k", "--applied", "--note", "checked", "--db", db}, cli.ExitFailure,
+			`toolgate resolve: no call with key "k" in the journal; toolgate calls lists the calls whose outcome is unknown, with their keys`},
+	} {
+		var out, errOut bytes.Buffer
+		code := cli.Main(context.Background(), c.args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+			Getenv: func(k string) string { return map[string]string{"XDG_DATA_HOME": dir}[k] }})
+		first, _, _ := strings.Cut(errOut.String(), "\n")
+		name := strings.Join(c.args, " ")
+		if code != c.code || !strings.Contains(first, c.want) {
+			t.Errorf("toolgate %s: exit %d, %q\nwant exit %d, %q", name, code, first, c.code, c.want)
+		}
+		rest := first[strings.Index(first, ": ")+2:]
+		for _, bad := range []string{"toolgate: ", "spec: ", "config: ", "sqlstore: ", "journal: ", "!!", "Go struct", "map[", "%!", "secret"} {
+			if strings.Contains(rest, bad) {
+				t.Errorf("toolgate %s: %q has %q", name, first, bad)
+			}
+		}
 	}
 }

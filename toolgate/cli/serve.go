@@ -32,23 +32,36 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func serve(ctx context.Context, args []string, env Env) int {
 	cmd := newCommand("serve", "toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]", env)
-	configPath := cmd.String("config", "", "the YAML configuration")
-	upstream := cmd.String("upstream", "", "the upstream API's base URL (default: the configuration's, else the document's first server)")
+	configPath := cmd.String("config", "", "the configuration, a YAML `FILE`")
+	upstream := cmd.String("upstream", "", "the upstream API's base `URL` (default: the configuration's, else the document's first server)")
 	stdio := cmd.Bool("stdio", false, "serve MCP over standard input and output")
 	httpAddr := cmd.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (host:port, or a port on 127.0.0.1)")
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// DSN (default $"+DBEnv+", else the data directory)")
+	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN` (default $"+DBEnv+", else the data directory)")
 	var origins listFlag
 	cmd.Var(&origins, "allow-origin", "a browser `ORIGIN` allowed to call the HTTP endpoint (repeatable)")
-	pos, code, ok := cmd.parse(args, 1)
+	pos, code, ok := cmd.parse(args, "SPEC")
 	if !ok {
 		return code
 	}
 	if *stdio == (*httpAddr != "") {
 		return cmd.usageError("give either --stdio or --http ADDR")
 	}
+	// Check what the flags say before reading anything.
+	if *httpAddr != "" {
+		addr, err := listenAddress(*httpAddr)
+		if err != nil {
+			return cmd.usageError("%v", err)
+		}
+		*httpAddr = addr
+	}
+	for _, o := range origins {
+		if _, err := toolgate.ParseOrigin(o); err != nil {
+			return cmd.fail(err)
+		}
+	}
 	cat, cfg, err := load(pos[0], *configPath)
 	if err != nil {
-		return cmd.fail(err)
+		return cmd.fail(loadError(err))
 	}
 	base := *upstream
 	if base == "" {
@@ -64,9 +77,6 @@ func serve(ctx context.Context, args []string, env Env) int {
 	// Check the listening address before opening anything.
 	var token string
 	if *httpAddr != "" {
-		if !strings.Contains(*httpAddr, ":") {
-			*httpAddr = "127.0.0.1:" + *httpAddr
-		}
 		loopback, err := toolgate.Loopback(*httpAddr)
 		if err != nil {
 			return cmd.fail(err)
@@ -119,7 +129,7 @@ func serve(ctx context.Context, args []string, env Env) int {
 	}
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
-		return cmd.fail(err)
+		return cmd.fail(listenError(*httpAddr, err))
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(slog.NewTextHandler(env.Stderr, nil), slog.LevelWarn)}
@@ -181,14 +191,18 @@ func openDB(ctx context.Context, dsn string, env Env) (*sqlstore.DB, error) {
 		}
 		dsn = filepath.Join(dir, "journal.db")
 	}
-	return sqlstore.Open(ctx, dsn, sqlstore.Options{})
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{})
+	if err != nil {
+		return nil, dbError(dsn, err)
+	}
+	return db, nil
 }
 
 func calls(ctx context.Context, args []string, env Env) int {
 	cmd := newCommand("calls", "toolgate calls [--db DSN] [--all]", env)
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// DSN")
+	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN`")
 	all := cmd.Bool("all", false, "every recorded call, not only those whose outcome is unknown")
-	if _, code, ok := cmd.parse(args, 0); !ok {
+	if _, code, ok := cmd.parse(args); !ok {
 		return code
 	}
 	db, err := openDB(ctx, *dsn, env)
@@ -225,12 +239,12 @@ func calls(ctx context.Context, args []string, env Env) int {
 
 func resolve(ctx context.Context, args []string, env Env) int {
 	cmd := newCommand("resolve", "toolgate resolve KEY (--applied | --not-applied) --note TEXT [--db DSN]", env)
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// DSN")
+	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN`")
 	applied := cmd.Bool("applied", false, "the upstream did apply the call")
 	notApplied := cmd.Bool("not-applied", false, "it did not; an identical call is allowed again")
-	note := cmd.String("note", "", "what you checked (required)")
-	by := cmd.String("by", "", "who decides (default: the current user)")
-	pos, code, ok := cmd.parse(args, 1)
+	note := cmd.String("note", "", "`TEXT` saying what you checked (required)")
+	by := cmd.String("by", "", "the `NAME` of who decides (default: the current user)")
+	pos, code, ok := cmd.parse(args, "KEY")
 	if !ok {
 		return code
 	}
@@ -255,7 +269,7 @@ func resolve(ctx context.Context, args []string, env Env) int {
 	defer db.Close()
 	op, err := journal.New(db.JournalStore(), journal.Options{}).Resolve(ctx, pos[0], res)
 	if err != nil {
-		return cmd.fail(err)
+		return cmd.fail(resolveError(pos[0], err))
 	}
 	fmt.Fprintf(env.Stdout, "%s resolved as %s by %s\n", op.Key, op.State, who)
 	return ExitOK

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/rubicon-go/rubicon/journal"
+)
+
+// packagePrefixes are the prefixes that errors from toolgate's packages
+// and the core's start with. The command's own prefix replaces them: a
+// person reads "toolgate serve: ...", once.
+var packagePrefixes = []string{"toolgate: ", "spec: ", "config: ", "sqlstore: ", "journal: "}
+
+// describe renders an error for the person at the terminal: no package
+// prefixes, and one line.
+func describe(err error) string {
+	msg := err.Error()
+	for changed := true; changed; {
+		changed = false
+		for _, p := range packagePrefixes {
+			if strings.HasPrefix(msg, p) {
+				msg, changed = msg[len(p):], true
+			}
+			if strings.Contains(msg, ": "+p) {
+				msg, changed = strings.ReplaceAll(msg, ": "+p, ": "), true
+			}
+		}
+	}
+	// Drivers report several addresses tried on lines of their own.
+	msg = strings.ReplaceAll(msg, ":\n\t", ": ")
+	msg = strings.ReplaceAll(msg, "\n\t", "; ")
+	return strings.ReplaceAll(msg, "\n", " ")
+}
+
+// readProblem says why a file could not be read, without the system
+// call's name.
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.EISDIR):
+		return "it is a directory, not a file"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// loadError explains why the document could not be loaded; configuration
+// errors explain themselves.
+func loadError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("cannot read the document %s: %s", pe.Path, readProblem(pe.Err))
+	}
+	return err
+}
+
+// flagError rewrites the flag package's complaints in the command's
+// words, with the double dash the usage shows.
+func flagError(err error) string {
+	msg := err.Error()
+	dashed := func(name string) string { return "--" + strings.TrimSuffix(strings.TrimLeft(name, "-"), ":") }
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + dashed(name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return dashed(name) + " needs a value"
+	}
+	var value, name string
+	if n, _ := fmt.Sscanf(msg, "invalid boolean value %q for %s", &value, &name); n == 2 {
+		return fmt.Sprintf("%s is %q; give true or false, or leave the value out for true", dashed(name), value)
+	}
+	if n, _ := fmt.Sscanf(msg, "invalid value %q for flag %s", &value, &name); n == 2 {
+		return fmt.Sprintf("%s is %q: %s", dashed(name), value, msg[strings.Index(msg, ": ")+2:])
+	}
+	return msg
+}
+
+// printDefaults lists a command's flags as the usage line writes them:
+// --name VALUE, with what each is for.
+func printDefaults(fs *flag.FlagSet, w func(format string, args ...any)) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool {
+			name = ""
+		}
+		flagText := "--" + f.Name
+		if name != "" {
+			flagText += " " + strings.ToUpper(name)
+		}
+		w("  %-22s %s\n", flagText, usage)
+	})
+}
+
+// listenAddress checks --http's value: a port, or host:port. A bare port
+// listens on the loopback interface.
+func listenAddress(given string) (string, error) {
+	addr := given
+	if !strings.Contains(addr, ":") {
+		addr = "127.0.0.1:" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, "/ ") {
+		return "", fmt.Errorf("--http %s: give a port, such as 8080, or host:port, such as 127.0.0.1:8080", given)
+	}
+	return addr, nil
+}
+
+// listenError explains why the endpoint could not listen on addr.
+func listenError(addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s is already in use by another program: stop it, or give another port with --http", addr)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("listening on %s is not permitted (ports below 1024 need privileges): give another port with --http", addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("%s is not an address of this machine: give one of its addresses, or 127.0.0.1, with --http", addr)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("--http %s: the host %q is not known: give an address, such as 127.0.0.1:8080", addr, dns.Name)
+	}
+	return fmt.Errorf("cannot listen on %s: %w", addr, err)
+}
+
+// dbError explains why the journal at dsn could not be opened, naming it
+// without its password.
+func dbError(dsn string, err error) error {
+	name := redactDSN(dsn)
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return err // SQLite's errors name the file and say what to do
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("cannot open the journal %s: nothing accepts connections there; is PostgreSQL running, on that host and port? (--db or $%s)", name, DBEnv)
+	case strings.Contains(err.Error(), "cannot parse"):
+		return fmt.Errorf("the journal's address %s is not a PostgreSQL URL; give postgres://USER@HOST:PORT/DATABASE (--db or $%s)", name, DBEnv)
+	}
+	return fmt.Errorf("cannot open the journal %s: %w", name, err)
+}
+
+var password = regexp.MustCompile(`^([a-z]+://[^/@:]*):[^/@]*@`)
+
+// redactDSN hides a DSN's password, even in one that is not a valid URL.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	return password.ReplaceAllString(dsn, "$1:xxxxx@")
+}
+
+// resolveError explains why a call could not be resolved.
+func resolveError(key string, err error) error {
+	if errors.Is(err, journal.ErrNotFound) {
+		return fmt.Errorf("no call with key %q in the journal; toolgate calls lists the calls whose outcome is unknown, with their keys", key)
+	}
+	return err
+}
