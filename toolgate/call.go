@@ -111,7 +111,7 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 		return errorResult("%v. Nothing was sent.", err)
 	}
 	if err := schema.Validate(a); err != nil {
-		return errorResult("the arguments do not fit %s's input schema: %v. Nothing was sent.", name, err)
+		return errorResult("%s", invalidArguments(name, schema, a, err))
 	}
 	req, err := c.request(ctx, t, a)
 	if err != nil {

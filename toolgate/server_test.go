@@ -234,3 +234,27 @@ func TestEveryCallEndsWithinItsDeadline(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidArgumentsNameTheArgument(t *testing.T) {
+	api := shopapi.New()
+	up := httptest.NewServer(api)
+	defer up.Close()
+	cs, _ := session(t, up.URL, "")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"listOrders", map[string]any{"limit": 999}, "listOrders's input schema: limit is 999; it must be at most 100. Nothing was sent."},
+		{"createOrder", map[string]any{"body": map[string]any{"sku": "A1"}}, "body.quantity is missing; it is required. Nothing was sent."},
+		{"createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 0}}, "body.quantity is 0; it must be at least 1. Nothing was sent."},
+	} {
+		res, text := call(t, cs, c.tool, c.args)
+		if res == nil || !res.IsError || !strings.HasSuffix(text, c.want) {
+			t.Errorf("%s %v: %q, want it to end %q", c.tool, c.args, text, c.want)
+		}
+	}
+	if n := api.Effects(); n != 0 {
+		t.Errorf("invalid calls changed the API %d times", n)
+	}
+}
