@@ -183,53 +183,13 @@ func checkSession(t *testing.T, s session, api *shopapi.API) {
 	}
 }
 
-// nodeModules finds the TypeScript MCP SDK that .ci/run installs.
-func nodeModules(t *testing.T) string {
-	dir := os.Getenv("TOOLGATE_NODE_MODULES")
-	if dir == "" {
-		dir, _ = filepath.Abs("../../.cache/npm/node_modules")
-	}
-	_, err := os.Stat(filepath.Join(dir, "@modelcontextprotocol", "sdk", "package.json"))
-	_, nodeErr := exec.LookPath("node")
-	if err != nil || nodeErr != nil {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			t.Fatalf("the TypeScript MCP SDK or node is missing (%v, %v)", err, nodeErr)
-		}
-		t.Skip("the TypeScript MCP SDK is not installed (.ci/run installs it: npm install @modelcontextprotocol/sdk)")
-	}
-	return dir
-}
-
-// typescript runs testdata/client.mjs with the TypeScript SDK. Node
-// resolves an ES module's imports from its own directory, so the script
-// runs from a directory that links to the SDK.
+// typescript runs testdata/client.mjs with the TypeScript SDK.
 func typescript(t *testing.T, env []string, args ...string) session {
 	t.Helper()
-	modules := nodeModules(t)
-	dir := t.TempDir()
-	script, err := os.ReadFile("testdata/client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "client.mjs"), script, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(dir, "client.mjs")}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
 	var s session
+	out := runScript(t, nodeFor(t, "18", "@modelcontextprotocol/sdk"), "client.mjs", env, args...)
 	if err := json.Unmarshal(out, &s); err != nil {
-		t.Fatalf("node client printed %q: %v\n%s", out, err, stderr.String())
+		t.Fatalf("node client printed %q: %v", out, err)
 	}
 	return s
 }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The real MCP clients of these tests come from the npm registry, and
+// .ci/run installs them into .cache/npm: the TypeScript SDK, the MCP
+// Inspector, the official conformance suite, and Node 22, which the last
+// two need. With TOOLGATE_E2E=require a missing one fails the test.
+
+// nodeEnv is where the tests find Node and the npm packages.
+type nodeEnv struct {
+	node    string // the node binary
+	modules string // a node_modules directory
+}
+
+// nodeFor returns a Node of at least version minimum ("22.19") and the
+// node_modules that hold pkgs, or skips (fails under TOOLGATE_E2E=require)
+// when they are not installed.
+func nodeFor(t *testing.T, minimum string, pkgs ...string) nodeEnv {
+	t.Helper()
+	modules := os.Getenv("TOOLGATE_NODE_MODULES")
+	if modules == "" {
+		modules, _ = filepath.Abs("../../.cache/npm/node_modules")
+	}
+	missing := func(what string) {
+		if os.Getenv("TOOLGATE_E2E") == "require" {
+			t.Fatalf("%s (TOOLGATE_E2E=require; .ci/run installs it into .cache/npm)", what)
+		}
+		t.Skipf("%s; .ci/run installs it into .cache/npm", what)
+	}
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p), "package.json")); err != nil {
+			missing("the npm package " + p + " is not installed in " + modules)
+		}
+	}
+	node, version := findNode(modules)
+	if node == "" {
+		missing("node is not installed")
+	}
+	if older(version, minimum) {
+		missing("node " + version + " is too old for " + strings.Join(pkgs, ", ") + ", which need Node " + minimum)
+	}
+	return nodeEnv{node: node, modules: modules}
+}
+
+// older reports whether version a comes before version b.
+func older(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range bs {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		y, _ = strconv.Atoi(bs[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+var nodeFound struct {
+	once    sync.Once
+	path    string
+	version string
+}
+
+// findNode looks for $TOOLGATE_NODE, the node that .ci/run installs from
+// the npm package node-linux-*, and node on the PATH, in that order.
+func findNode(modules string) (path, version string) {
+	nodeFound.once.Do(func() {
+		for _, candidate := range []string{os.Getenv("TOOLGATE_NODE"), filepath.Join(modules, ".bin", "node"), "node"} {
+			if candidate == "" {
+				continue
+			}
+			path, err := exec.LookPath(candidate)
+			if err != nil {
+				continue
+			}
+			out, err := exec.Command(path, "--version").Output()
+			if err != nil {
+				continue
+			}
+			nodeFound.path, nodeFound.version = path, strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+			return
+		}
+	})
+	return nodeFound.path, nodeFound.version
+}
+
+// runScript runs testdata/script with Node and returns its standard
+// output. Node resolves an ES module's imports from its own directory, so
+// the script runs from a directory that links to the modules.
+func runScript(t *testing.T, n nodeEnv, script string, env []string, args ...string) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	code, err := os.ReadFile(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, script), code, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(n.modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return runNode(t, n, env, append([]string{filepath.Join(dir, script)}, args...)...)
+}
+
+// runNode runs node with args and returns its standard output.
+func runNode(t *testing.T, n nodeEnv, env []string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, n.node, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
+}
+
+// The MCP Inspector's command line lists toolgate's tools, over stdio and
+// over Streamable HTTP.
+func TestInspectorListsTools(t *testing.T) {
+	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
+	_, base := upstream(t)
+	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	env := []string{"HOME=" + t.TempDir()} // where it would keep its catalog of servers
+	overStdio := runNode(t, n, env, inspector, "--cli", "--method", "tools/list",
+		binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
+	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
+	overHTTP := runNode(t, n, env, inspector, "--cli", "--method", "tools/list", "--transport", "http", url)
+	for transport, out := range map[string][]byte{"stdio": overStdio, "http": overHTTP} {
+		var list struct{ Tools []struct{ Name string } }
+		if err := json.Unmarshal(out, &list); err != nil {
+			t.Fatalf("%s: the inspector printed %q: %v", transport, out, err)
+		}
+		var names []string
+		for _, tl := range list.Tools {
+			names = append(names, tl.Name)
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); got != "createOrder getCategory getOrder listOrders" {
+			t.Errorf("over %s the inspector lists %q", transport, got)
+		}
+	}
+}
