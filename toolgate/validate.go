@@ -218,7 +218,7 @@ func checkObject(s *jsonschema.Schema, x map[string]any, path string) *problem {
 			return at(member(path, name), "is missing; it is required")
 		}
 	}
-	for _, name := range sortedKeys(x) {
+	for _, name := range propertyNamesOf(x) {
 		for given, needs := range s.DependentRequired {
 			if given != name {
 				continue
@@ -230,7 +230,7 @@ func checkObject(s *jsonschema.Schema, x map[string]any, path string) *problem {
 			}
 		}
 	}
-	for _, name := range sortedKeys(x) {
+	for _, name := range propertyNamesOf(x) {
 		if sub, ok := s.Properties[name]; ok {
 			if p := check(sub, x[name], member(path, name)); p != nil {
 				return p
@@ -438,7 +438,7 @@ func list(words []string, conj string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }
 
-func sortedKeys(m map[string]any) []string {
+func propertyNamesOf(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -157,7 +157,7 @@ func recoverLoop(ctx context.Context, j *journal.Journal, lease time.Duration, l
 	for {
 		ops, err := j.Recover(ctx)
 		if err != nil && ctx.Err() == nil {
-			fmt.Fprintf(log, "toolgate: recovering calls left in flight: %v\n", err)
+			fmt.Fprintf(log, "toolgate: recovering calls left in flight: %s\n", describe(err))
 		}
 		for _, op := range ops {
 			fmt.Fprintf(log, "toolgate: call %s was in flight when its process stopped; its outcome is unknown (toolgate calls)\n", op.Key)
