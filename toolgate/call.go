@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -123,7 +120,7 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	var opKey string
 	if c.journal != nil && !t.Annotations.ReadOnly {
 		var refusal string
-		opKey, refusal, err = c.begin(ctx, t, args)
+		opKey, refusal, err = c.begin(ctx, t, a, args)
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err)
 		}
@@ -328,7 +325,11 @@ func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journa
 func (c *Caller) ambiguous(t *Tool, why string) Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s may or may not have been applied: %s.\n", t.Name, why)
-	b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and an identical call is refused until this one is settled.\n")
+	if t.Guard == config.GuardIdentical {
+		b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and an identical call is refused until this one is settled.\n")
+	} else {
+		b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and calls of this tool on the same resource are refused until this one is settled.\n")
+	}
 	if checks := c.readersFor(t); len(checks) > 0 {
 		fmt.Fprintf(&b, "To check whether it was applied, read the resource with %s.", strings.Join(checks, " or "))
 	} else {
@@ -354,40 +355,6 @@ func (c *Caller) readersFor(t *Tool) []string {
 		out = out[:3]
 	}
 	return out
-}
-
-// begin records a call of a tool that changes state, refusing it while an
-// identical call is in flight or ambiguous.
-func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key, refusal string, err error) {
-	var canon any
-	json.Unmarshal(args, &canon)
-	norm, _ := json.Marshal(canon) // maps marshal with sorted keys
-	// The upstream is part of the identity: one database may serve several
-	// APIs whose tools share names.
-	sum := sha256.Sum256(append([]byte(c.base.String()+"\x00"+t.Name+"\x00"), norm...))
-	call := "toolgate/" + t.Name + "/" + hex.EncodeToString(sum[:12])
-	c.beginning.Lock()
-	defer c.beginning.Unlock()
-	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: call, States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
-	if err != nil {
-		return "", "", err
-	}
-	for _, op := range open {
-		switch op.State {
-		case journal.Ambiguous:
-			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) made at %s has an unknown outcome and may have been applied. "+
-				"Calling again could apply it twice. Check whether it was applied first; a person settles it in the journal (key %s).",
-				t.Name, op.Created.Format(time.RFC3339), op.Key), nil
-		default:
-			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) is in flight. Wait for its result instead of calling again.", t.Name), nil
-		}
-	}
-	key = call + "/" + strings.ToLower(rand.Text()[:10])
-	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: call,
-		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}}, c.worker); err != nil {
-		return "", "", err
-	}
-	return key, "", nil
 }
 
 // finish records the call's outcome.

@@ -45,6 +45,8 @@ type Tool struct {
 	// call, attempts and waits included.
 	Retry    retry.Mode    `json:"-"`
 	Deadline time.Duration `json:"-"`
+	// Guard says which calls an open call of the tool holds back.
+	Guard config.Guard `json:"-"`
 
 	Annotations Annotations `json:"annotations"`
 
@@ -159,6 +161,10 @@ func decide(t *Tool, cfg *config.Config) {
 	}
 	if hasTool && tool.Retry != nil {
 		t.Retry = *tool.Retry
+	}
+	t.Guard = config.GuardResource
+	if hasTool && tool.Guard != "" {
+		t.Guard = tool.Guard
 	}
 
 	// Exposure: read and write by default; destructive and privileged only

@@ -129,6 +129,8 @@ func TestConfigurationMistakesAreErrors(t *testing.T) {
 		"auth without env": {"upstream:\n  auth:\n    type: bearer\n", "env"},
 		"bad upstream":     {"upstream:\n  url: ftp://x\n", "ftp"},
 		"bad retry mode":   {"tools:\n  createOrder:\n    retry: always\n", "always"},
+		"guard for a tag":  {"tags:\n  orders:\n    guard: identical\n", "never for a whole tag"},
+		"bad guard":        {"tools:\n  createOrder:\n    guard: none\n", `"none" is not a guard`},
 	} {
 		cfg, err := config.Parse([]byte(tt.yaml))
 		if err == nil {

@@ -14,6 +14,13 @@ const Version = "0.1.0"
 
 // MCPTools returns the exposed tools as tools/list describes them, with
 // every annotation set explicitly from the risk class.
+//
+// No tool declares an output schema. A client validates structured
+// content against a declared schema and fails the call when it does not
+// conform; an upstream's answer is not guaranteed to match its document,
+// so a write that was applied would reach the agent as a failure, and be
+// made again. Answers that are JSON objects are still given as structured
+// content, which MCP allows without a schema.
 func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 	exposed := c.Exposed()
 	tools := make([]*mcp.Tool, 0, len(exposed))
@@ -22,18 +29,11 @@ func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := c.OutputSchema(t)
-		if err != nil {
-			return nil, err
-		}
 		destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
 		tool := &mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in,
 			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Annotations.ReadOnly, DestructiveHint: &destructive,
 				IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &openWorld},
-		}
-		if out != nil {
-			tool.OutputSchema = out
 		}
 		tools = append(tools, tool)
 	}
@@ -53,12 +53,6 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	withOutput := map[string]bool{}
-	for _, t := range tools {
-		if t.OutputSchema != nil {
-			withOutput[t.Name] = true
-		}
-	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -76,7 +70,7 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				if t == nil || !t.Exposed {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 				}
-				return result(caller.Call(ctx, p.Name, p.Arguments), withOutput[p.Name]), nil
+				return result(caller.Call(ctx, p.Name, p.Arguments)), nil
 			}
 			return next(ctx, method, req)
 		}
@@ -84,16 +78,12 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	return s, nil
 }
 
-// result turns a call's result into MCP's. A tool with an output schema
-// answers structured content on success, as MCP requires.
-func result(r Result, hasOutput bool) *mcp.CallToolResult {
+// result turns a call's result into MCP's: the answer as text, and as
+// structured content too when it is a JSON object.
+func result(r Result) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
-	if hasOutput && !r.IsError {
-		if r.Structured != nil {
-			res.StructuredContent = r.Structured
-		} else {
-			res.StructuredContent = map[string]any{}
-		}
+	if r.Structured != nil && !r.IsError {
+		res.StructuredContent = r.Structured
 	}
 	return res
 }

@@ -57,6 +57,33 @@ type Rule struct {
 	Retry *retry.Mode
 	// Deadline bounds the tool's calls.
 	Deadline time.Duration
+	// Guard says which calls an open call of the tool holds back; only a
+	// tool's own rule may set it. Empty means GuardResource.
+	Guard Guard
+}
+
+// Guard says which calls a call that changes state holds back while its
+// outcome is open (in flight, or ambiguous).
+type Guard string
+
+const (
+	// GuardResource refuses every call of the tool on the same resource:
+	// the same path parameters, whatever the other arguments. It is the
+	// default: an agent that adds or changes one optional field after an
+	// ambiguous call is still retrying it.
+	GuardResource Guard = "resource"
+	// GuardIdentical refuses only a call with the same arguments, for
+	// tools where different arguments are certainly different effects.
+	GuardIdentical Guard = "identical"
+)
+
+// ParseGuard returns the guard named s.
+func ParseGuard(s string) (Guard, error) {
+	switch g := Guard(strings.TrimSpace(s)); g {
+	case GuardResource, GuardIdentical:
+		return g, nil
+	}
+	return "", fmt.Errorf("%q is not a guard: use resource (one open call per tool and resource, the default) or identical (one open call per tool and arguments)", s)
 }
 
 type fileRule struct {
@@ -64,6 +91,7 @@ type fileRule struct {
 	Risk     string `yaml:"risk"`
 	Retry    string `yaml:"retry"`
 	Deadline string `yaml:"deadline"`
+	Guard    string `yaml:"guard"`
 }
 
 type file struct {
@@ -172,6 +200,16 @@ func rules(in map[string]fileRule, section string, retryAllowed bool) (map[strin
 				return nil, fmt.Errorf("config: %s.retry: %v", where, err)
 			}
 			r.Retry = &m
+		}
+		if fr.Guard != "" {
+			if !retryAllowed {
+				return nil, fmt.Errorf("config: %s.guard: the guard is set per tool, never for a whole tag", where)
+			}
+			g, err := ParseGuard(fr.Guard)
+			if err != nil {
+				return nil, fmt.Errorf("config: %s.guard: %v", where, err)
+			}
+			r.Guard = g
 		}
 		if fr.Deadline != "" {
 			d, err := deadline(fr.Deadline, where+".deadline")
