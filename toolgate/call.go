@@ -113,7 +113,15 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	if err := schema.Validate(a); err != nil {
 		return errorResult("the arguments do not fit %s's input schema: %v. Nothing was sent.", name, err)
 	}
-	req, err := c.request(ctx, t, a)
+	// The request is built from the arguments with their numbers as
+	// written: an ID of 19 digits must reach the upstream unchanged.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var exact map[string]any
+	if err := dec.Decode(&exact); err != nil {
+		return errorResult("the arguments of %s must be a JSON object", name)
+	}
+	req, err := c.request(ctx, t, exact)
 	if err != nil {
 		return errorResult("%v. Nothing was sent.", err)
 	}
@@ -173,110 +181,6 @@ func (c *Caller) schema(t *Tool) (*jsonschema.Resolved, error) {
 	}
 	c.schemas[t.Name] = rs
 	return rs, nil
-}
-
-// request builds the upstream request. Path parameters are escaped, so no
-// argument can change the host or the path's shape; only headers the
-// document declares, and none of the forbidden ones, are set.
-func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.Request, error) {
-	op := t.op
-	path := op.Path
-	query := url.Values{}
-	header := http.Header{}
-	for _, p := range op.Parameters {
-		v, ok := a[p.Name]
-		if !ok {
-			if p.Required {
-				return nil, fmt.Errorf("the argument %q is required", p.Name)
-			}
-			continue
-		}
-		switch p.In {
-		case "path":
-			s := scalar(v)
-			if s == "" {
-				return nil, fmt.Errorf("the argument %q must not be empty", p.Name)
-			}
-			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
-		case "query":
-			if list, ok := v.([]any); ok {
-				for _, e := range list {
-					query.Add(p.Name, scalar(e))
-				}
-			} else {
-				query.Set(p.Name, scalar(v))
-			}
-		case "header":
-			if ForbiddenHeader(p.Name, c.auth) {
-				continue
-			}
-			header.Set(p.Name, scalar(v))
-		}
-	}
-	if strings.Contains(path, "{") {
-		return nil, fmt.Errorf("the path %s still has parameters without values", path)
-	}
-	u := *c.base
-	u.Path = strings.TrimRight(c.base.Path, "/") + path
-	u.RawPath = ""
-	if escaped := strings.TrimRight(c.base.EscapedPath(), "/") + path; escaped != u.EscapedPath() {
-		u.RawPath = escaped // keep the parameters' escaping as written
-	}
-	u.RawQuery = query.Encode()
-
-	var body io.Reader
-	if b := op.Body; b != nil {
-		if v, ok := a[BodyArgument(t)]; ok {
-			switch {
-			case strings.Contains(b.ContentType, "x-www-form-urlencoded"):
-				form := url.Values{}
-				if m, ok := v.(map[string]any); ok {
-					for k, e := range m {
-						form.Set(k, scalar(e))
-					}
-				}
-				body = strings.NewReader(form.Encode())
-			default:
-				data, err := json.Marshal(v)
-				if err != nil {
-					return nil, err
-				}
-				body = bytes.NewReader(data)
-			}
-			header.Set("Content-Type", b.ContentType)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, t.Method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
-	switch c.auth.Type {
-	case "bearer":
-		req.Header.Set("Authorization", "Bearer "+c.secret)
-	case "header":
-		req.Header.Set(c.auth.Header, c.secret)
-	case "basic":
-		user, pass, _ := strings.Cut(c.secret, ":")
-		req.SetBasicAuth(user, pass)
-	}
-	return req, nil
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	case float64, bool:
-		return fmt.Sprint(x)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // maxAnswer bounds the answer text handed to the agent.
