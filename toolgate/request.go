@@ -174,15 +174,6 @@ func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
 	req.Header.Set("Accept", "application/json")
-	switch c.auth.Type {
-	case "bearer":
-		req.Header.Set("Authorization", "Bearer "+c.secret)
-	case "header":
-		req.Header.Set(c.auth.Header, c.secret)
-	case "basic":
-		user, pass, _ := strings.Cut(c.secret, ":")
-		req.SetBasicAuth(user, pass)
-	}
 	return req, nil
 }
 
