@@ -277,34 +277,32 @@ func description(op *spec.Operation) string {
 }
 
 // InputSchema returns the JSON Schema of the tool's arguments: its path,
-// query and header parameters, and the request body as "body".
+// query, header and cookie parameters (see arguments for their names), and
+// the request body as "body". A file in a multipart body, or a binary
+// body, is an object with the file's name and its content in base64.
 func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 	props := map[string]any{}
 	var required []string
-	for _, p := range t.op.Parameters {
-		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) {
-			continue // never settable from arguments
-		}
+	args, body := arguments(t.op)
+	for _, a := range args {
+		p := a.param
 		s, err := c.Doc.Schema(p.Schema, t.op.Where)
 		if err != nil {
 			return nil, err
 		}
-		props[p.Name] = withDescription(s, p.Description, p.In)
+		props[a.name] = withDescription(s, p.Description, a.name, p)
 		if p.Required {
-			required = append(required, p.Name)
+			required = append(required, a.name)
 		}
 	}
 	if b := t.op.Body; b != nil {
-		s, err := c.Doc.Schema(b.Schema, t.op.Where)
+		s, err := c.bodySchema(t)
 		if err != nil {
 			return nil, err
 		}
-		if s == nil {
-			s = map[string]any{}
-		}
-		props[BodyArgument(t)] = s
+		props[body] = s
 		if b.Required {
-			required = append(required, BodyArgument(t))
+			required = append(required, body)
 		}
 	}
 	sort.Strings(required)
@@ -345,32 +343,38 @@ func (c *Catalog) OutputSchema(t *Tool) (json.RawMessage, error) {
 }
 
 // BodyArgument is the argument that carries the request body: "body",
-// unless a parameter already has that name.
+// unless a parameter's argument already has that name.
 func BodyArgument(t *Tool) string {
-	for _, p := range t.op.Parameters {
-		if p.Name == "body" {
-			return "requestBody"
-		}
-	}
-	return "body"
+	_, body := arguments(t.op)
+	return body
 }
 
-// withDescription adds a parameter's description, and where it goes, to
-// its schema, which it copies rather than change: schemas share parts.
-func withDescription(schema any, desc, in string) any {
+// withDescription adds a parameter's description, and where it goes when
+// that is not plain from the argument's name, to its schema, which it
+// copies rather than change: schemas share parts.
+func withDescription(schema any, desc, arg string, p *spec.Parameter) any {
 	m, ok := schema.(map[string]any)
 	if !ok {
 		m = map[string]any{}
 	}
-	if (desc == "" || m["description"] != nil) && in != "header" {
+	var where string
+	switch {
+	case p.In == "header":
+		where = "(sent as the header " + p.Name + ")"
+	case p.In == "cookie":
+		where = "(sent as the cookie " + p.Name + ")"
+	case arg != p.Name:
+		where = fmt.Sprintf("(sent as the %s parameter %q; the argument %q is another parameter of that name)", p.In, p.Name, p.Name)
+	}
+	if (desc == "" || m["description"] != nil) && where == "" {
 		return m
 	}
 	m = maps.Clone(m)
 	if _, ok := m["description"]; !ok && desc != "" {
 		m["description"] = truncate(desc, 300)
 	}
-	if in == "header" {
-		m["description"] = strings.TrimSpace(fmt.Sprintf("%v (sent as a header)", valueOr(m["description"], "")))
+	if where != "" {
+		m["description"] = strings.TrimSpace(fmt.Sprintf("%v %s", valueOr(m["description"], ""), where))
 	}
 	return m
 }

@@ -32,12 +32,13 @@ type identity struct {
 // tools share names.
 func (c *Caller) identify(t *Tool, a map[string]any) identity {
 	var params []string
-	for _, p := range t.op.Parameters {
-		if p.In != "path" {
+	args, _ := arguments(t.op)
+	for _, arg := range args {
+		if arg.param.In != "path" {
 			continue
 		}
-		if v, ok := a[p.Name]; ok {
-			params = append(params, p.Name+"="+scalar(v))
+		if v, ok := a[arg.name]; ok {
+			params = append(params, arg.name+"="+text(v))
 		}
 	}
 	sort.Strings(params)
@@ -78,7 +79,7 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	}
 	key = id.subject + "/" + strings.ToLower(rand.Text()[:10])
 	ev := journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "resource": id.resource, "call": id.call,
-		"upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}
+		"upstream": rubicon.RedactURL(c.base), "arguments": snippet(c.redact.string(string(args)))}
 	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker); err != nil {
 		return "", "", err
 	}
