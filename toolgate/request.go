@@ -218,6 +218,8 @@ func expandPath(p *spec.Parameter, v any) (string, error) {
 	w := writer{esc: pctEscape, delim: pathDelim}
 	var s string
 	switch {
+	case p.MultiSegment && !isEmpty(v):
+		return multiSegment(text(v))
 	case p.ContentType != "":
 		s = pctEscape(text(v))
 	case p.Style == spec.StyleLabel:
@@ -234,6 +236,24 @@ func expandPath(p *spec.Parameter, v any) (string, error) {
 		return "", fmt.Errorf("must not be %s: as a path segment it names another resource than the one meant", quoted(v))
 	}
 	return s, nil
+}
+
+// multiSegment writes a value that spans path segments, such as a file's
+// path in a repository: each segment is encoded once and the "/" between
+// them kept. An empty segment, ".", and ".." are refused, as a whole value
+// would be.
+func multiSegment(v string) (string, error) {
+	segs := strings.Split(v, "/")
+	for i, seg := range segs {
+		switch seg {
+		case "":
+			return "", fmt.Errorf("must not have an empty segment (%q): give the path without a leading, trailing or doubled \"/\"", v)
+		case ".", "..":
+			return "", fmt.Errorf("must not have a %q segment (%q): it would name another resource than the one meant", seg, v)
+		}
+		segs[i] = pctEscape(seg)
+	}
+	return strings.Join(segs, "/"), nil
 }
 
 // pathDelim writes a delimiter in a path: RFC 6570's own as they are,

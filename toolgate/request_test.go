@@ -158,14 +158,25 @@ func refused(t *testing.T, cat *toolgate.Catalog, name, args string) string {
 func TestGitHubPathParametersAreEncodedOnce(t *testing.T) {
 	cat := github(t)
 	for _, tt := range []struct{ tool, args, want string }{
-		{"repos_get-content", `{"owner":"o","repo":"r","path":"docs/README.md"}`, "/repos/o/r/contents/docs%2FREADME.md"},
-		{"repos_get-content", `{"owner":"o","repo":"r","path":"my docs/café.md","ref":"feature/login"}`,
-			"/repos/o/r/contents/my%20docs%2Fcaf%C3%A9.md?ref=feature%2Flogin"},
-		{"repos_get-branch", `{"owner":"o","repo":"r","branch":"feature/login"}`, "/repos/o/r/branches/feature%2Flogin"},
+		// GitHub marks a file's path x-multi-segment: its "/" stay
+		// separators, and each segment is encoded once.
+		{"repos_get-content", `{"owner":"o","repo":"r","path":"docs/README.md"}`, "/repos/o/r/contents/docs/README.md"},
+		{"repos_get-content", `{"owner":"o","repo":"r","path":"my docs/café#1.md","ref":"feature/login"}`,
+			"/repos/o/r/contents/my%20docs/caf%C3%A9%231.md?ref=feature%2Flogin"},
+		{"repos_get-branch", `{"owner":"o","repo":"r","branch":"feature/login"}`, "/repos/o/r/branches/feature/login"},
+		// Elsewhere a "/" is data, encoded once as RFC 6570 says.
+		{"repos_get", `{"owner":"o","repo":"feature/login"}`, "/repos/o/feature%2Flogin"},
+		{"repos_get", `{"owner":"my org","repo":"café"}`, "/repos/my%20org/caf%C3%A9"},
 		{"repos_get-branch", `{"owner":"o","repo":"r","branch":"a+b?c#d%2F~e"}`, "/repos/o/r/branches/a%2Bb%3Fc%23d%252F~e"},
 	} {
 		if got := sent(t, cat, tt.tool, tt.args); got.Target != tt.want {
 			t.Errorf("%s %s: sent %s, want %s", tt.tool, tt.args, got.Target, tt.want)
+		}
+	}
+	// A multi-segment value cannot climb out of its place either.
+	for _, path := range []string{"docs/../secrets", "./README.md", "/etc/passwd", "docs//README.md", "docs/"} {
+		if text := refused(t, cat, "repos_get-content", `{"owner":"o","repo":"r","path":"`+path+`"}`); !strings.Contains(text, `"path"`) {
+			t.Errorf("path %q: the refusal does not name the argument: %s", path, text)
 		}
 	}
 }

@@ -25,6 +25,10 @@ type Parameter struct {
 	// ContentType is the media type of a parameter given by "content"
 	// rather than by a schema: its value is written in that type (JSON).
 	ContentType string
+	// MultiSegment marks a path parameter whose value may span several
+	// segments (GitHub's x-multi-segment, as in a file's path): its "/"
+	// stay separators, and every segment is encoded on its own.
+	MultiSegment bool
 }
 
 // Body is a request body.
@@ -92,6 +96,7 @@ type rawParameter struct {
 	// Swagger 2.0 non-body parameters describe their value in place.
 	Type             string `json:"type"`
 	CollectionFormat string `json:"collectionFormat"`
+	MultiSegment     bool   `json:"x-multi-segment"`
 }
 
 // parameter resolves one parameter; a Swagger 2.0 body parameter comes back
@@ -109,7 +114,7 @@ func (d *Document) parameter(raw json.RawMessage, where string) (Parameter, *Bod
 		return Parameter{}, nil, fmt.Errorf("spec: %s: a parameter needs a name and an \"in\"", where)
 	}
 	par := Parameter{Name: p.Name, In: p.In, Required: p.Required || p.In == "path", Description: p.Description,
-		Schema: p.Schema, AllowReserved: p.AllowReserved && p.In == "query"}
+		Schema: p.Schema, AllowReserved: p.AllowReserved && p.In == "query", MultiSegment: p.MultiSegment && p.In == "path"}
 	if d.Version == "2.0" {
 		if p.In == "body" {
 			return Parameter{}, &Body{Required: p.Required, ContentType: "application/json", Schema: p.Schema}, nil
