@@ -114,15 +114,15 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 		}
 	}
 	for _, t := range c.Tools {
-		decide(t, cfg)
+		decide(t, doc, cfg)
 	}
 	return c, nil
 }
 
 // decide applies the risk engine, the configuration and the exposure
 // policy to t.
-func decide(t *Tool, cfg *config.Config) {
-	t.Risk = risk.Assess(t.op)
+func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
+	t.Risk = risk.Assess(t.op, doc)
 	t.Deadline = cfg.Deadline
 	tool, hasTool := cfg.Tools[t.Name]
 	var tagRules []config.Rule

@@ -277,3 +277,35 @@ func TestGitHubDescription(t *testing.T) {
 		t.Fatalf("tools/list differs between two loads (%d and %d bytes, %v)", len(first), len(second), err)
 	}
 }
+
+// TestStateChangingGET checks that a GET whose name says it changes state
+// is classed by what it changes, hidden when that is destructive, and
+// never retried once sent, like any other call that changes state.
+func TestStateChangingGET(t *testing.T) {
+	doc, err := spec.Parse([]byte(`{"swagger": "2.0", "host": "slack.com", "paths": {
+	  "/auth.revoke": {"get": {"operationId": "auth_revoke", "description": "Revokes a token.", "responses": {"200": {"description": "ok"}}}},
+	  "/views.open": {"get": {"operationId": "views_open", "description": "Open a view for a user.", "responses": {"200": {"description": "ok"}}}},
+	  "/conversations.list": {"get": {"operationId": "conversations_list", "description": "Lists all channels.", "responses": {"200": {"description": "ok"}}}}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolgate.Build(doc, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]struct {
+		class   risk.Class
+		exposed bool
+		retry   retry.Mode
+	}{
+		"auth_revoke":        {risk.Destructive, false, retry.NotSentOnly},
+		"views_open":         {risk.Write, true, retry.NotSentOnly},
+		"conversations_list": {risk.Read, true, retry.ByMethod},
+	} {
+		tl := cat.Lookup(name)
+		if tl.Risk.Class != want.class || tl.Exposed != want.exposed || tl.Retry != want.retry || tl.Annotations.ReadOnly != (want.class == risk.Read) {
+			t.Errorf("%s: %s, exposed %v, retry %v, annotations %+v; want %s, exposed %v, retry %v", name, tl.Risk.Class, tl.Exposed, tl.Retry, tl.Annotations, want.class, want.exposed, want.retry)
+		}
+	}
+}

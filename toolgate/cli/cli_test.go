@@ -26,7 +26,7 @@ func TestInspectTable(t *testing.T) {
 	for _, want := range []string{
 		"TOOL", "RISK", "EXPOSED", "RETRY", "DEADLINE",
 		"deleteOrder", "destructive", "hidden: destructive tools need expose: true",
-		"listApiKeys", "privileged", `credentials in the path ("api-keys")`,
+		"listApiKeys", "privileged", `it reads credentials, which is privileged too ("api-keys" in the path)`,
 		"createOrder", "only if not sent (ambiguous otherwise)",
 		"7 tools: 2 read, 2 write, 2 destructive, 1 privileged; 4 exposed",
 		"tools/list:",
