@@ -413,7 +413,7 @@ func (a *Assessment) scopes(v *view, changing bool) {
 				case privilegedScopes.MatchString(s) && changing:
 					a.raise(Privileged, fmt.Sprintf("it needs the %s scope %q", scheme, s))
 				case privilegedScopes.MatchString(s):
-					a.note(fmt.Sprintf("only administrators may call it (the %s scope %q), but it only reads", scheme, s))
+					a.note(fmt.Sprintf("it needs the %s scope %q, an administrator's; to read, that alone does not make it privileged", scheme, s))
 				case writeScopes.MatchString(s) && a.Class < Write:
 					a.raise(Write, fmt.Sprintf("it needs the %s scope %q, which writes", scheme, s))
 					a.flag(fmt.Sprintf("the method says it reads, its %s scope %q says it writes", scheme, s))

@@ -27,7 +27,7 @@ func TestAssess(t *testing.T) {
 		{"reading members", spec.Operation{Method: "GET", Path: "/orgs/{org}/members"}, risk.Read, "GET reads"},
 		{"billing", spec.Operation{Method: "POST", Path: "/billing/plan"}, risk.Privileged, "billing"},
 		{"admin scope to change", spec.Operation{Method: "POST", Path: "/stats", Security: []map[string][]string{{"oauth": {"admin:org"}}}}, risk.Privileged, "admin:org"},
-		{"admin scope to read", spec.Operation{Method: "GET", Path: "/stats", Security: []map[string][]string{{"oauth": {"admin:org"}}}}, risk.Read, "only administrators may call it"},
+		{"admin scope to read", spec.Operation{Method: "GET", Path: "/stats", Security: []map[string][]string{{"oauth": {"admin:org"}}}}, risk.Read, "to read, that alone does not make it privileged"},
 		{"write scope", spec.Operation{Method: "GET", Path: "/stats", Security: []map[string][]string{{"oauth": {"stats:write"}}}}, risk.Write, "stats:write"},
 		{"x-risk raises", spec.Operation{Method: "GET", Path: "/a", Extensions: map[string]json.RawMessage{"x-risk": []byte(`"destructive"`)}}, risk.Destructive, "x-risk"},
 		{"x-risk cannot lower", spec.Operation{Method: "DELETE", Path: "/a", Extensions: map[string]json.RawMessage{"x-risk": []byte(`"read"`)}}, risk.Destructive, "cannot lower"},
