@@ -73,6 +73,71 @@ type labelFigures struct {
 	ops, reads, readsHidden     int
 	safeNotRead, review         int
 	hideExposedNames, hiddenIDs []string
+	// hideSignals are the signals that hid each "hide" operation; shared
+	// counts the operations that a signal also seen in another
+	// document's "hide" operations hides.
+	hideSignals [][]signal
+	hideNames   []string
+	shared      int
+	unshared    []string
+}
+
+// signal is one reason's claim and the evidence it quotes, if any.
+type signal struct{ claim, evidence string }
+
+// signals splits reasons into signals: `it moves money ("capture" in its
+// name)` is the claim "it moves money" with the evidence "capture".
+func signals(reasons []string) []signal {
+	var out []signal
+	for _, r := range reasons {
+		if strings.HasSuffix(r, " changes state") || strings.HasSuffix(r, " reads") || strings.Contains(r, "does more than read") ||
+			strings.HasPrefix(r, "its name says it changes state") {
+			continue // these alone hide nothing
+		}
+		claim, rest, _ := strings.Cut(r, " (")
+		ev := ""
+		if _, q, ok := strings.Cut(rest, `"`); ok {
+			ev, _, _ = strings.Cut(q, `"`)
+		}
+		out = append(out, signal{claim, strings.TrimSuffix(strings.ToLower(ev), "s")})
+	}
+	return out
+}
+
+// alike says whether two signals are the same rule on the same evidence,
+// a word or one inside the other ("role" and "clusterrolebinding").
+func alike(a, b signal) bool {
+	if a.claim != b.claim {
+		return false
+	}
+	return a.evidence == b.evidence || a.evidence != "" && b.evidence != "" &&
+		(strings.Contains(a.evidence, b.evidence) || strings.Contains(b.evidence, a.evidence))
+}
+
+// shareSignals counts, for each document, the "hide" operations hidden by
+// at least one signal that also hides a "hide" operation of another
+// document: those the engine would still catch had the document been held
+// out of the tuning, as far as its vocabulary goes.
+func shareSignals(all []labelFigures) {
+	for i := range all {
+		for k, mine := range all[i].hideSignals {
+			found := false
+			for j := range all {
+				for _, theirs := range all[j].hideSignals {
+					for _, a := range mine {
+						for _, b := range theirs {
+							found = found || j != i && alike(a, b)
+						}
+					}
+				}
+			}
+			if found {
+				all[i].shared++
+			} else {
+				all[i].unshared = append(all[i].unshared, all[i].hideNames[k])
+			}
+		}
+	}
 }
 
 // TestLabelledOperations runs the risk engine and the default exposure
@@ -101,6 +166,7 @@ func TestLabelledOperations(t *testing.T) {
 			}
 		})
 	}
+	shareSignals(all)
 	t.Log("\n" + figuresTable(all))
 }
 
@@ -132,6 +198,10 @@ func labelled(t *testing.T, name string, labels []label) labelFigures {
 		switch l.want {
 		case "hide":
 			f.hide++
+			if !tl.Exposed {
+				f.hideSignals = append(f.hideSignals, signals(tl.Risk.Reasons))
+				f.hideNames = append(f.hideNames, tl.Name)
+			}
 			if tl.Exposed {
 				f.hideExposed++
 				f.hideExposedNames = append(f.hideExposedNames, why+" — labelled: "+l.reason)
@@ -152,12 +222,13 @@ func labelled(t *testing.T, name string, labels []label) labelFigures {
 func figuresTable(all []labelFigures) string {
 	sort.Slice(all, func(i, j int) bool { return all[i].doc < all[j].doc })
 	var b strings.Builder
-	b.WriteString("| document | hide exposed | expose hidden | operations | GET/HEAD/OPTIONS | of them hidden | of them above read | review |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| document | hide exposed | expose hidden | hide caught by a signal shared with another document | operations | GET/HEAD/OPTIONS | of them hidden | of them above read | review |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	var tot labelFigures
 	for _, f := range all {
-		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d | %d | %d | %d | %d | %d |\n", filepath.Base(f.doc), f.hideExposed, f.hide,
-			f.exposeHidden, f.expose, f.ops, f.reads, f.readsHidden, f.safeNotRead, f.review)
+		fmt.Fprintf(&b, "| %s | %d of %d | %d of %d | %d of %d | %d | %d | %d | %d | %d |\n", filepath.Base(f.doc), f.hideExposed, f.hide,
+			f.exposeHidden, f.expose, f.shared, f.hide-f.hideExposed, f.ops, f.reads, f.readsHidden, f.safeNotRead, f.review)
+		tot.shared += f.shared
 		tot.hide += f.hide
 		tot.hideExposed += f.hideExposed
 		tot.expose += f.expose
@@ -168,14 +239,17 @@ func figuresTable(all []labelFigures) string {
 		tot.safeNotRead += f.safeNotRead
 		tot.review += f.review
 	}
-	fmt.Fprintf(&b, "| all | %d of %d | %d of %d | %d | %d | %d | %d | %d |\n", tot.hideExposed, tot.hide, tot.exposeHidden, tot.expose,
-		tot.ops, tot.reads, tot.readsHidden, tot.safeNotRead, tot.review)
+	fmt.Fprintf(&b, "| all | %d of %d | %d of %d | %d of %d | %d | %d | %d | %d | %d |\n", tot.hideExposed, tot.hide, tot.exposeHidden, tot.expose,
+		tot.shared, tot.hide-tot.hideExposed, tot.ops, tot.reads, tot.readsHidden, tot.safeNotRead, tot.review)
 	for _, f := range all {
 		for _, n := range f.hideExposedNames {
 			fmt.Fprintf(&b, "hide exposed: %s\n", n)
 		}
 		for _, n := range f.hiddenIDs {
 			fmt.Fprintf(&b, "expose hidden: %s\n", n)
+		}
+		if len(f.unshared) > 0 {
+			fmt.Fprintf(&b, "%s: hidden only by signals no other document shares: %s\n", filepath.Base(f.doc), strings.Join(f.unshared, ", "))
 		}
 	}
 	return b.String()

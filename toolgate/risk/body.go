@@ -165,6 +165,12 @@ func (a *Assessment) body(doc *spec.Document, v *view) {
 		}
 	}
 	for _, n := range f.names {
+		if w := splitWords(n); accessNouns.in(w) != "" || adminNouns.in(w) != "" {
+			a.raise(Privileged, fmt.Sprintf("its body can set who may do what (%q)", n))
+			break
+		}
+	}
+	for _, n := range f.names {
 		w := splitWords(n)
 		if contains(w, "budget") || (contains(w, "spend") || contains(w, "spending")) && (contains(w, "limit") || contains(w, "limits")) {
 			a.raise(Privileged, fmt.Sprintf("it changes billing or spending limits (%q in its body)", n))

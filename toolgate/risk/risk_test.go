@@ -186,6 +186,11 @@ func TestAssessBody(t *testing.T) {
 			"requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {
 			  "amount": {"type": "integer"}, "confirm": {"type": "boolean"}}}}}}, "responses": {}}}}}`,
 			risk.Destructive, `move money at once ("confirm")`, `only its body's "confirm"`},
+		{"a role in the body", `{"openapi": "3.0.0", "paths": {"/users": {"post": {
+			"operationId": "createUser", "summary": "Create a user",
+			"requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {
+			  "email": {"type": "string"}, "role": {"type": "string", "format": "uuid"}}}}}}, "responses": {}}}}}`,
+			risk.Privileged, `set who may do what ("role")`, ""},
 		{"a body of nouns", `{"openapi": "3.0.0", "paths": {"/v1/payment_methods": {"post": {
 			"operationId": "PostPaymentMethods",
 			"requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {

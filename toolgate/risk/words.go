@@ -47,7 +47,7 @@ func init() {
 	add(changes, "create add set update modify change edit post send put insert register request invite join leave "+
 		"open start stop run rerun trigger enable grant assign unassign publish push share mark complete install "+
 		"connect subscribe unsubscribe follow unfollow star unstar pin unpin upload import sync move rename accept "+
-		"submit generate issue rotate replace patch apply upsert restore dispatch notify redeliver ping lock unlock "+
+		"submit generate issue rotate replace patch apply upsert restore dispatch notify redeliver lock unlock "+
 		"confirm process authorize initiate reverse close")
 	add(destroys, "delete remove purge destroy cancel revoke terminate reset wipe erase truncate void kill uninstall "+
 		"disable deactivate unpublish redact detach evict archive kick ban expel invalidate reject "+
