@@ -165,7 +165,9 @@ func (a *Assessment) body(doc *spec.Document, v *view) {
 		}
 	}
 	for _, n := range f.names {
-		if w := splitWords(n); accessNouns.in(w) != "" || adminNouns.in(w) != "" {
+		// The last word of a property's name is what it holds: "base_role"
+		// holds a role, "permissions_opt_out" a choice.
+		if w := splitWords(n); len(w) > 0 && grantNouns[w[len(w)-1]] {
 			a.raise(Privileged, fmt.Sprintf("its body can set who may do what (%q)", n))
 			break
 		}
@@ -178,6 +180,9 @@ func (a *Assessment) body(doc *spec.Document, v *view) {
 		}
 	}
 }
+
+// grantNouns are what a body property that grants rights holds.
+var grantNouns = set("role roles permission permissions privilege privileges admin scopes")
 
 // list joins at most n items, and says how many more there are.
 func list(items []string, n int) string {
