@@ -85,7 +85,7 @@ func TestInspectReviewAndRules(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"REVIEW", "review", `REVIEW: its description speaks of "delete", its name does not: is it destructive?`,
+		"REVIEW", "review", `REVIEW: its description speaks of "delete", its name does not: is it more than a write?`,
 		"hidden by defaults.expose: read (a write tool)", "exposed by defaults.expose: read",
 		"review first: 1 tools where the evidence about the class disagrees: updateGist",
 	} {

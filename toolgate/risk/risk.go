@@ -119,7 +119,7 @@ func Assess(op *spec.Operation, doc *spec.Document) Assessment {
 	a.extensions(op)
 	if a.Class == Write && !v.safe {
 		if w, _, _ := verbIn(splitWords(firstSentence(v.description())), nameSlot, destroys, irreversible, movesMoney, approves); w != "" {
-			a.flag(fmt.Sprintf("its description speaks of %q, its name does not: is it destructive?", w))
+			a.flag(fmt.Sprintf("its description speaks of %q, its name does not: is it more than a write?", w))
 		}
 	}
 	return a
@@ -165,25 +165,21 @@ func (a *Assessment) changingRead(v *view) bool {
 // a running system, whatever their method: a GET that opens a shell is
 // no read. Adding a container to a running one is the same act.
 func (a *Assessment) reachIn(v *view, changing bool) bool {
-	places := [][]string{v.id, v.summary}
-	places = append(places, v.segments...)
+	places := append([][]string{v.id, v.summary}, v.segments...)
 	for _, words := range places {
 		w, verb, _ := verbIn(words, actionSlot, reachesIn)
-		if w == "" {
-			for _, j := range v.joined {
-				if strings.Contains(j, "portforward") || changing && strings.Contains(j, "ephemeralcontainer") {
-					w, verb = j, j
-				}
-			}
-		}
-		if w == "" {
+		if w == "" || verb == "attach" && !a.attachesToProcess(v) {
 			continue
 		}
-		if verb == "attach" && !a.attachesToProcess(v) {
-			continue
-		}
-		a.raise(Privileged, fmt.Sprintf("%s (%q)", claims[reachesIn], v.spelt(w)))
+		a.raise(Privileged, fmt.Sprintf("%s (%q)", claims[reachesIn], w))
 		return true
+	}
+	for _, j := range v.joined {
+		// Compounds: "portforward", "ephemeralcontainers".
+		if strings.Contains(j, "portforward") || changing && strings.Contains(j, "ephemeralcontainer") {
+			a.raise(Privileged, fmt.Sprintf("%s (%q)", claims[reachesIn], v.spelt(j)))
+			return true
+		}
 	}
 	return false
 }
