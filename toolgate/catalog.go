@@ -39,8 +39,12 @@ type Tool struct {
 	// RiskOverride is true when the configuration set the class.
 	RiskOverride bool `json:"risk_override"`
 	Exposed      bool `json:"exposed"`
-	// Exposure says why the tool is exposed or hidden.
-	Exposure string `json:"exposure"`
+	// Exposure says why the tool is exposed or hidden, and ExposureRule
+	// which rule decided: "tools.NAME.expose", "tags.TAG.expose",
+	// "defaults.expose", or "built-in" (destructive and privileged tools
+	// are hidden unless a rule names them).
+	Exposure     string `json:"exposure"`
+	ExposureRule string `json:"exposure_rule"`
 	// Retry is how a call may be retried once sent; Deadline bounds every
 	// call, attempts and waits included.
 	Retry    retry.Mode    `json:"-"`
@@ -116,21 +120,23 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 		}
 	}
 	for _, t := range c.Tools {
-		decide(t, cfg)
+		decide(t, doc, cfg)
 	}
 	return c, nil
 }
 
 // decide applies the risk engine, the configuration and the exposure
 // policy to t.
-func decide(t *Tool, cfg *config.Config) {
-	t.Risk = risk.Assess(t.op)
+func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
+	t.Risk = risk.Assess(t.op, doc)
 	t.Deadline = cfg.Deadline
 	tool, hasTool := cfg.Tools[t.Name]
 	var tagRules []config.Rule
+	var tagNames []string
 	for _, tag := range t.Tags {
 		if r, ok := cfg.Tags[tag]; ok {
 			tagRules = append(tagRules, r)
+			tagNames = append(tagNames, tag)
 		}
 	}
 	if hasTool && tool.Risk != nil {
@@ -167,28 +173,11 @@ func decide(t *Tool, cfg *config.Config) {
 		t.Guard = tool.Guard
 	}
 
-	// Exposure: read and write by default; destructive and privileged only
-	// when a rule says so; any rule may hide.
-	var expose *bool
-	source := ""
-	for _, r := range tagRules {
-		if r.Expose != nil {
-			expose, source = r.Expose, "its tag's configuration"
-		}
+	var toolExpose *config.Exposure
+	if hasTool {
+		toolExpose = tool.Expose
 	}
-	if hasTool && tool.Expose != nil {
-		expose, source = tool.Expose, "the tool's configuration"
-	}
-	switch {
-	case expose != nil && !*expose:
-		t.Exposed, t.Exposure = false, "hidden by "+source
-	case expose != nil:
-		t.Exposed, t.Exposure = true, "enabled by "+source
-	case t.Risk.Class >= risk.Destructive:
-		t.Exposed, t.Exposure = false, fmt.Sprintf("hidden: %s tools need expose: true in the configuration", t.Risk.Class)
-	default:
-		t.Exposed, t.Exposure = true, fmt.Sprintf("%s: exposed by default", t.Risk.Class)
-	}
+	t.Exposed, t.Exposure, t.ExposureRule = expose(t, cfg, toolExpose, tagNames, tagRules)
 
 	m, readOnly := t.Method, t.Risk.Class == risk.Read
 	t.Annotations = Annotations{
@@ -199,6 +188,49 @@ func decide(t *Tool, cfg *config.Config) {
 		Idempotent: m == "PUT" || m == "DELETE" || retry.IsSafeMethod(m) && readOnly,
 		OpenWorld:  true,
 	}
+}
+
+// expose decides whether t is shown, why, and by which rule: the tool's
+// own rule; else its tags' rules, where the narrowest wins (a tag rule
+// never widens what another of the tool's tags hides); else the default,
+// which never shows a destructive or privileged tool.
+func expose(t *Tool, cfg *config.Config, tool *config.Exposure, tags []string, rules []config.Rule) (bool, string, string) {
+	c := t.Risk.Class
+	if tool != nil {
+		rule := "tools." + t.Name + ".expose"
+		if tool.Classes.Has(c) {
+			return true, fmt.Sprintf("enabled by %s: %s", rule, tool.As), rule
+		}
+		return false, fmt.Sprintf("hidden by %s: %s", rule, tool.As), rule
+	}
+	shown := -1
+	for i, r := range rules {
+		if r.Expose == nil {
+			continue
+		}
+		rule := "tags." + tags[i] + ".expose"
+		switch {
+		case r.Expose.Classes.Has(c) && shown < 0:
+			shown = i
+		case r.Expose.Classes.Has(c):
+		case c >= risk.Destructive && r.Expose.Classes != 0:
+			return false, fmt.Sprintf("hidden: %s: %s shows %s tools, not %s ones; name %s in the tag's list, or enable this tool with tools.%s.expose: true",
+				rule, r.Expose.As, r.Expose.Classes, c, c, t.Name), rule
+		default:
+			return false, fmt.Sprintf("hidden by %s: %s (a %s tool)", rule, r.Expose.As, c), rule
+		}
+	}
+	if shown >= 0 {
+		rule := "tags." + tags[shown] + ".expose"
+		return true, fmt.Sprintf("exposed by %s: %s", rule, rules[shown].Expose.As), rule
+	}
+	if c >= risk.Destructive {
+		return false, fmt.Sprintf("hidden: %s tools are never exposed by default; enable this one with tools.%s.expose: true", c, t.Name), "built-in"
+	}
+	if cfg.Expose.Classes.Has(c) {
+		return true, fmt.Sprintf("exposed by defaults.expose: %s", cfg.Expose.As), "defaults.expose"
+	}
+	return false, fmt.Sprintf("hidden by defaults.expose: %s (a %s tool)", cfg.Expose.As, c), "defaults.expose"
 }
 
 // validName is MCP's rule for tool names.

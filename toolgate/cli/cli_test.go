@@ -24,9 +24,10 @@ func TestInspectTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"TOOL", "RISK", "EXPOSED", "RETRY", "DEADLINE",
-		"deleteOrder", "destructive", "hidden: destructive tools need expose: true",
-		"listApiKeys", "privileged", `credentials in the path ("api-keys")`,
+		"TOOL", "RISK", "REVIEW", "EXPOSED", "RETRY", "DEADLINE",
+		"deleteOrder", "destructive", "hidden: destructive tools are never exposed by default; enable this one with tools.deleteOrder.expose: true",
+		"exposed by defaults.expose: read+write",
+		"listApiKeys", "privileged", `it reads credentials, which is privileged too ("api-keys" in the path)`,
 		"createOrder", "only if not sent (ambiguous otherwise)",
 		"7 tools: 2 read, 2 write, 2 destructive, 1 privileged; 4 exposed",
 		"tools/list:",
@@ -63,6 +64,57 @@ func TestInspectJSONWithConfig(t *testing.T) {
 	for _, tl := range got.Tools {
 		if tl.Name == "refundOrder" && (!tl.Exposed || !strings.Contains(tl.Retry, "Idempotency-Key")) {
 			t.Fatalf("refundOrder %+v", tl)
+		}
+	}
+}
+
+// TestInspectReviewAndRules checks that inspect shows the tools to review
+// first, why, and which rule decided each tool's exposure.
+func TestInspectReviewAndRules(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "gists.json")
+	os.WriteFile(doc, []byte(`{"openapi": "3.0.0", "paths": {
+	  "/gists/{id}": {"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+	    "get": {"operationId": "getGist", "summary": "Get a gist", "responses": {}},
+	    "patch": {"operationId": "updateGist", "summary": "Update a gist",
+	      "description": "Allows you to update a gist's description and to update, delete, or rename gist files.", "responses": {}}}}}`), 0o644)
+	cfg := filepath.Join(dir, "toolgate.yaml")
+	os.WriteFile(cfg, []byte("defaults: {expose: read}\n"), 0o644)
+	code, out, errOut := run("inspect", "--config", cfg, doc)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"REVIEW", "review", `REVIEW: its description speaks of "delete", its name does not: is it more than a write?`,
+		"hidden by defaults.expose: read (a write tool)", "exposed by defaults.expose: read",
+		"review first: 1 tools where the evidence about the class disagrees: updateGist",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = run("inspect", "--config", cfg, "--json", doc)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Summary struct{ Review []string }
+		Tools   []struct {
+			Name          string
+			Review        bool
+			ReviewReasons []string `json:"review_reasons"`
+			ExposureRule  string   `json:"exposure_rule"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(got.Summary.Review) != 1 || got.Summary.Review[0] != "updateGist" {
+		t.Errorf("summary review %v", got.Summary.Review)
+	}
+	for _, tl := range got.Tools {
+		if tl.Review != (tl.Name == "updateGist") || tl.Review != (len(tl.ReviewReasons) > 0) || tl.ExposureRule != "defaults.expose" {
+			t.Errorf("%+v", tl)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,8 +24,45 @@ type Config struct {
 	// Deadline bounds each tool call by default: every attempt and every
 	// wait. Default 30 s.
 	Deadline time.Duration
-	Tags     map[string]Rule
-	Tools    map[string]Rule
+	// Expose is what is exposed by default: none, read, or read and write
+	// (the default). Destructive and privileged tools never are: a tag
+	// rule must name their class, or a tool rule enable the tool.
+	Expose Exposure
+	Tags   map[string]Rule
+	Tools  map[string]Rule
+}
+
+// Exposure is the risk classes a default or a rule exposes, and how the
+// configuration wrote it, for messages.
+type Exposure struct {
+	Classes Classes
+	As      string
+}
+
+// Classes is a set of risk classes.
+type Classes uint8
+
+// Has reports whether c holds class k.
+func (c Classes) Has(k risk.Class) bool { return c&(1<<k) != 0 }
+
+// With returns c with class k.
+func (c Classes) With(k risk.Class) Classes { return c | 1<<k }
+
+// ReadWrite is the default: read and write tools.
+var ReadWrite = Classes(0).With(risk.Read).With(risk.Write)
+
+// String names c's classes, joined with "+", or "none".
+func (c Classes) String() string {
+	var parts []string
+	for k := risk.Read; k <= risk.Privileged; k++ {
+		if c.Has(k) {
+			parts = append(parts, k.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
 }
 
 // Upstream is the API the tools call.
@@ -47,9 +85,12 @@ type Auth struct {
 // Rule is the settings of a tag or a tool; unset fields leave the decision
 // to the next level (tool over tag over default).
 type Rule struct {
-	// Expose, when set, shows or hides the tools; enabling a destructive
-	// or privileged tool takes an explicit true here.
-	Expose *bool
+	// Expose, when set, is what the rule exposes. For a tag, the classes
+	// of its tools that are shown: true is read+write, false none, and
+	// destructive or privileged tools only when the rule names their
+	// class. For a tool, true shows it whatever its class (enabling a
+	// destructive or privileged tool is a per-tool act) and false hides it.
+	Expose *Exposure
 	// Risk overrides the class the engine decided.
 	Risk *risk.Class
 	// Retry sets how a tool may be retried once sent; only a tool's own
@@ -87,11 +128,11 @@ func ParseGuard(s string) (Guard, error) {
 }
 
 type fileRule struct {
-	Expose   *bool  `yaml:"expose"`
-	Risk     string `yaml:"risk"`
-	Retry    string `yaml:"retry"`
-	Deadline string `yaml:"deadline"`
-	Guard    string `yaml:"guard"`
+	Expose   yaml.Node `yaml:"expose"` // true, false, classes: see exposure
+	Risk     string    `yaml:"risk"`
+	Retry    string    `yaml:"retry"`
+	Deadline string    `yaml:"deadline"`
+	Guard    string    `yaml:"guard"`
 }
 
 type file struct {
@@ -104,16 +145,19 @@ type file struct {
 		} `yaml:"auth"`
 	} `yaml:"upstream"`
 	Defaults struct {
-		Deadline string `yaml:"deadline"`
+		Deadline string    `yaml:"deadline"`
+		Expose   yaml.Node `yaml:"expose"` // true, false, classes: see exposure
 	} `yaml:"defaults"`
 	Tags  map[string]fileRule `yaml:"tags"`
 	Tools map[string]fileRule `yaml:"tools"`
 }
 
 // Default is the configuration without a file: 30 s deadlines, no
-// authentication, nothing destructive or privileged exposed.
+// authentication, read and write tools exposed, nothing destructive or
+// privileged.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, Upstream: Upstream{Auth: Auth{Type: "none"}}}
+	return &Config{Deadline: 30 * time.Second, Upstream: Upstream{Auth: Auth{Type: "none"}},
+		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
 }
 
 // Load reads the configuration file at path.
@@ -169,6 +213,13 @@ func Parse(data []byte) (*Config, error) {
 		}
 		c.Deadline = d
 	}
+	if n := &f.Defaults.Expose; n.Kind != 0 {
+		e, err := exposure(n, "defaults.expose", defaultRule)
+		if err != nil {
+			return nil, err
+		}
+		c.Expose = *e
+	}
 	var err error
 	if c.Tags, err = rules(f.Tags, "tags", false); err != nil {
 		return nil, err
@@ -181,9 +232,20 @@ func Parse(data []byte) (*Config, error) {
 
 func rules(in map[string]fileRule, section string, retryAllowed bool) (map[string]Rule, error) {
 	out := make(map[string]Rule, len(in))
+	kind := tagRule
+	if retryAllowed {
+		kind = toolRule
+	}
 	for name, fr := range in {
 		where := section + "." + name
-		r := Rule{Expose: fr.Expose}
+		var r Rule
+		if fr.Expose.Kind != 0 {
+			e, err := exposure(&fr.Expose, where+".expose", kind)
+			if err != nil {
+				return nil, err
+			}
+			r.Expose = e
+		}
 		if fr.Risk != "" {
 			c, err := risk.Parse(fr.Risk)
 			if err != nil {
@@ -221,6 +283,70 @@ func rules(in map[string]fileRule, section string, retryAllowed bool) (map[strin
 		out[name] = r
 	}
 	return out, nil
+}
+
+// ruleKind is where an expose setting stands, which decides what it may say.
+type ruleKind int
+
+const (
+	defaultRule ruleKind = iota // none, read or read+write
+	tagRule                     // true, false, or classes
+	toolRule                    // true or false
+)
+
+// exposure reads an expose setting: true or false, a class or classes
+// joined with "+" ("read+write"), "none", or a list of classes.
+func exposure(n *yaml.Node, where string, kind ruleKind) (*Exposure, error) {
+	e := &Exposure{}
+	var names []string
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, fmt.Errorf("config: %s %q: give true or false", where, n.Value)
+		}
+		e.As = strconv.FormatBool(b)
+		switch {
+		case b && kind == toolRule:
+			for k := risk.Read; k <= risk.Privileged; k++ {
+				e.Classes = e.Classes.With(k)
+			}
+		case b:
+			e.Classes = ReadWrite
+		}
+		return e, nil
+	case kind == toolRule:
+		return nil, fmt.Errorf("config: %s: a tool rule takes true (show this tool, whatever its class) or false (hide it)", where)
+	case n.Kind == yaml.ScalarNode:
+		e.As = n.Value
+		if v := strings.TrimSpace(strings.ToLower(n.Value)); v != "none" {
+			names = strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' || r == ' ' })
+		}
+	case n.Kind == yaml.SequenceNode:
+		var parts []string
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("config: %s: list the classes by name (read, write, destructive, privileged)", where)
+			}
+			names = append(names, item.Value)
+			parts = append(parts, item.Value)
+		}
+		e.As = "[" + strings.Join(parts, ", ") + "]"
+	default:
+		return nil, fmt.Errorf("config: %s: give true, false, none, a class such as read+write, or a list of classes", where)
+	}
+	for _, name := range names {
+		k, err := risk.Parse(name)
+		if err != nil {
+			return nil, fmt.Errorf("config: %s: %v (or none)", where, err)
+		}
+		if kind == defaultRule && k > risk.Write {
+			return nil, fmt.Errorf("config: %s %q: the default exposes none, read or read+write; "+
+				"expose %s tools by tag (expose: [read, write, %s]) or one by one (tools.NAME.expose: true)", where, n.Value, k, k)
+		}
+		e.Classes = e.Classes.With(k)
+	}
+	return e, nil
 }
 
 func deadline(s, where string) (time.Duration, error) {
