@@ -106,13 +106,16 @@ func ForbiddenHeader(name string, auth config.Auth) bool {
 	return forbiddenHeaders[h] || strings.HasPrefix(h, "Proxy-") || (auth.Type == "header" && h == http.CanonicalHeaderKey(auth.Header))
 }
 
-// Call calls the tool name with the arguments args (a JSON object). The
-// result never holds the upstream's secret.
-func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Result {
-	return c.redact.result(c.call(ctx, name, args))
+// Call calls the tool name with the arguments args (a JSON object). A
+// tool that needs a person's confirmation asks it through person, once
+// the request is built and before it is recorded or sent; with a nil
+// person, such a call is refused. The result never holds the upstream's
+// secret.
+func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
+	return c.redact.result(c.call(ctx, name, args, person))
 }
 
-func (c *Caller) call(ctx context.Context, name string, args json.RawMessage) Result {
+func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
 	t := c.cat.Lookup(name)
 	if t == nil || !t.Exposed {
 		// Hidden tools are not listed; they are refused by name as well.
@@ -144,7 +147,14 @@ func (c *Caller) call(ctx context.Context, name string, args json.RawMessage) Re
 	if err != nil {
 		return errorResult("%v. Nothing was sent.", err)
 	}
+	if t.Confirm {
+		if res, ok := c.confirm(ctx, t, req, exact, args, person); !ok {
+			return res
+		}
+	}
 
+	// The deadline starts now, once a person has answered if one was
+	// asked: their time to read is not the upstream's time to answer.
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
 	var opKey string

@@ -45,6 +45,11 @@ type Tool struct {
 	// are hidden unless a rule names them).
 	Exposure     string `json:"exposure"`
 	ExposureRule string `json:"exposure_rule"`
+	// Confirm is true when each call is sent only once a person has
+	// accepted it; ConfirmTimeout bounds the wait for their answer, before
+	// the deadline starts.
+	Confirm        bool          `json:"confirm"`
+	ConfirmTimeout time.Duration `json:"-"`
 	// Retry is how a call may be retried once sent; Deadline bounds every
 	// call, attempts and waits included.
 	Retry    retry.Mode    `json:"-"`
@@ -129,7 +134,7 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 // policy to t.
 func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
 	t.Risk = risk.Assess(t.op, doc)
-	t.Deadline = cfg.Deadline
+	t.Deadline, t.ConfirmTimeout = cfg.Deadline, cfg.ConfirmTimeout
 	tool, hasTool := cfg.Tools[t.Name]
 	var tagRules []config.Rule
 	var tagNames []string
@@ -155,9 +160,15 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
 		if r.Deadline > 0 {
 			t.Deadline = r.Deadline
 		}
+		if r.ConfirmTimeout > 0 {
+			t.ConfirmTimeout = r.ConfirmTimeout
+		}
 	}
 	if hasTool && tool.Deadline > 0 {
 		t.Deadline = tool.Deadline
+	}
+	if hasTool && tool.ConfirmTimeout > 0 {
+		t.ConfirmTimeout = tool.ConfirmTimeout
 	}
 	t.Retry = retry.ByMethod
 	if t.Risk.Class > risk.Read && retry.IsSafeMethod(t.Method) {
@@ -177,7 +188,8 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
 	if hasTool {
 		toolExpose = tool.Expose
 	}
-	t.Exposed, t.Exposure, t.ExposureRule = expose(t, cfg, toolExpose, tagNames, tagRules)
+	d := expose(t, cfg, toolExpose, tagNames, tagRules)
+	t.Exposed, t.Confirm, t.Exposure, t.ExposureRule = d.shown, d.shown && d.confirm, d.why, d.rule
 
 	m, readOnly := t.Method, t.Risk.Class == risk.Read
 	t.Annotations = Annotations{
@@ -190,47 +202,69 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
 	}
 }
 
-// expose decides whether t is shown, why, and by which rule: the tool's
-// own rule; else its tags' rules, where the narrowest wins (a tag rule
-// never widens what another of the tool's tags hides); else the default,
+// exposure is the decision about showing a tool: whether it is shown,
+// whether each call waits for a person's confirmation, why, and by which
+// rule.
+type exposure struct {
+	shown, confirm bool
+	why, rule      string
+}
+
+// expose decides whether t is shown, with confirmation or not, why, and by
+// which rule: the tool's own rule; else its tags' rules, where the
+// narrowest wins (a tag rule never widens what another of the tool's tags
+// hides, nor drops a confirmation another asks for); else the default,
 // which never shows a destructive or privileged tool.
-func expose(t *Tool, cfg *config.Config, tool *config.Exposure, tags []string, rules []config.Rule) (bool, string, string) {
+func expose(t *Tool, cfg *config.Config, tool *config.Exposure, tags []string, rules []config.Rule) exposure {
 	c := t.Risk.Class
 	if tool != nil {
 		rule := "tools." + t.Name + ".expose"
-		if tool.Classes.Has(c) {
-			return true, fmt.Sprintf("enabled by %s: %s", rule, tool.As), rule
+		switch {
+		case tool.Confirm.Has(c):
+			return exposure{true, true, fmt.Sprintf("enabled by %s: %s: a person accepts each call", rule, tool.As), rule}
+		case tool.Classes.Has(c):
+			return exposure{true, false, fmt.Sprintf("enabled by %s: %s", rule, tool.As), rule}
 		}
-		return false, fmt.Sprintf("hidden by %s: %s", rule, tool.As), rule
+		return exposure{false, false, fmt.Sprintf("hidden by %s: %s", rule, tool.As), rule}
 	}
-	shown := -1
+	shown, confirmed := -1, -1
 	for i, r := range rules {
 		if r.Expose == nil {
 			continue
 		}
 		rule := "tags." + tags[i] + ".expose"
 		switch {
-		case r.Expose.Classes.Has(c) && shown < 0:
-			shown = i
+		case r.Expose.Confirm.Has(c):
+			if confirmed < 0 {
+				confirmed = i
+			}
 		case r.Expose.Classes.Has(c):
+			if shown < 0 {
+				shown = i
+			}
 		case c >= risk.Destructive && r.Expose.Classes != 0:
-			return false, fmt.Sprintf("hidden: %s: %s shows %s tools, not %s ones; name %s in the tag's list, or enable this tool with tools.%s.expose: true",
-				rule, r.Expose.As, r.Expose.Classes, c, c, t.Name), rule
+			return exposure{why: fmt.Sprintf("hidden: %s: %s shows %s tools, not %s ones; name %s in the tag's list, or enable this tool with tools.%s.expose: true (or confirm)",
+				rule, r.Expose.As, r.Expose.Classes, c, c, t.Name), rule: rule}
 		default:
-			return false, fmt.Sprintf("hidden by %s: %s (a %s tool)", rule, r.Expose.As, c), rule
+			return exposure{why: fmt.Sprintf("hidden by %s: %s (a %s tool)", rule, r.Expose.As, c), rule: rule}
 		}
 	}
-	if shown >= 0 {
+	switch {
+	case confirmed >= 0:
+		rule := "tags." + tags[confirmed] + ".expose"
+		return exposure{true, true, fmt.Sprintf("exposed by %s: %s: a person accepts each call", rule, rules[confirmed].Expose.As), rule}
+	case shown >= 0:
 		rule := "tags." + tags[shown] + ".expose"
-		return true, fmt.Sprintf("exposed by %s: %s", rule, rules[shown].Expose.As), rule
+		return exposure{true, false, fmt.Sprintf("exposed by %s: %s", rule, rules[shown].Expose.As), rule}
+	case c >= risk.Destructive:
+		return exposure{why: fmt.Sprintf("hidden: %s tools are never exposed by default; enable this one with tools.%s.expose: true, "+
+			"or confirm to have a person accept each call", c, t.Name), rule: "built-in"}
+	case cfg.Expose.Confirm.Has(c):
+		return exposure{true, true, fmt.Sprintf("exposed by defaults.expose: %s: a person accepts each call", cfg.Expose.As), "defaults.expose"}
+	case cfg.Expose.Classes.Has(c):
+		return exposure{true, false, fmt.Sprintf("exposed by defaults.expose: %s", cfg.Expose.As), "defaults.expose"}
 	}
-	if c >= risk.Destructive {
-		return false, fmt.Sprintf("hidden: %s tools are never exposed by default; enable this one with tools.%s.expose: true", c, t.Name), "built-in"
-	}
-	if cfg.Expose.Classes.Has(c) {
-		return true, fmt.Sprintf("exposed by defaults.expose: %s", cfg.Expose.As), "defaults.expose"
-	}
-	return false, fmt.Sprintf("hidden by defaults.expose: %s (a %s tool)", cfg.Expose.As, c), "defaults.expose"
+	return exposure{why: fmt.Sprintf("hidden by defaults.expose: %s (a %s tool)", cfg.Expose.As, c), rule: "defaults.expose"}
 }
 
 // validName is MCP's rule for tool names.

@@ -66,24 +66,36 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	id := c.identify(t, a)
 	c.beginning.Lock()
 	defer c.beginning.Unlock()
+	if refusal, err := c.held(ctx, t, id); err != nil || refusal != "" {
+		return "", refusal, err
+	}
+	key = id.subject + "/" + strings.ToLower(rand.Text()[:10])
+	ev := journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "resource": id.resource, "call": id.call,
+		"upstream": rubicon.RedactURL(c.base), "arguments": snippet(c.redact.string(string(args)))}
+	if t.Confirm {
+		ev["confirmed"] = "a person accepted it through the client"
+	}
+	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker); err != nil {
+		return "", "", err
+	}
+	return key, "", nil
+}
+
+// held returns why a call of t with identity id is refused, if an open
+// call holds it back.
+func (c *Caller) held(ctx context.Context, t *Tool, id identity) (refusal string, err error) {
 	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: id.subject,
 		States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	for _, op := range open {
 		if op.Subject != id.subject || (t.Guard == config.GuardIdentical && op.Evidence["call"] != id.call) {
 			continue
 		}
-		return "", c.refusal(t, id, op), nil
+		return c.refusal(t, id, op), nil
 	}
-	key = id.subject + "/" + strings.ToLower(rand.Text()[:10])
-	ev := journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "resource": id.resource, "call": id.call,
-		"upstream": rubicon.RedactURL(c.base), "arguments": snippet(c.redact.string(string(args)))}
-	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker); err != nil {
-		return "", "", err
-	}
-	return key, "", nil
+	return "", nil
 }
 
 // refusal tells the agent why its call was not sent and what to do.

@@ -20,7 +20,9 @@ type Row struct {
 	Review        bool     `json:"review"`
 	ReviewReasons []string `json:"review_reasons,omitempty"`
 	Exposed       bool     `json:"exposed"`
-	Exposure      string   `json:"exposure"`
+	// Confirm is true when a person accepts each call before it is sent.
+	Confirm  bool   `json:"confirm"`
+	Exposure string `json:"exposure"`
 	// ExposureRule is the rule that decided Exposed.
 	ExposureRule string `json:"exposure_rule"`
 	Retry        string `json:"retry"`
@@ -29,8 +31,10 @@ type Row struct {
 
 // Summary totals a catalog for inspect.
 type Summary struct {
-	Tools   int            `json:"tools"`
-	Exposed int            `json:"exposed"`
+	Tools   int `json:"tools"`
+	Exposed int `json:"exposed"`
+	// Confirm counts the exposed tools a person confirms each call of.
+	Confirm int            `json:"confirm"`
 	ByClass map[string]int `json:"by_class"`
 	// ExposedByClass counts the exposed tools per class.
 	ExposedByClass map[string]int `json:"exposed_by_class"`
@@ -63,7 +67,7 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	for _, t := range c.Tools {
 		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
 			Override: t.RiskOverride, Review: len(t.Risk.Review) > 0, ReviewReasons: t.Risk.Review,
-			Exposed: t.Exposed, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String()})
+			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String()})
 		if len(t.Risk.Review) > 0 {
 			s.Review = append(s.Review, t.Name)
 		}
@@ -72,6 +76,9 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 		if t.Exposed {
 			s.Exposed++
 			s.ExposedByClass[t.Risk.Class.String()]++
+		}
+		if t.Confirm {
+			s.Confirm++
 		}
 	}
 	list, err := c.ListJSON()

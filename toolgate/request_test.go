@@ -122,7 +122,7 @@ func caller(t testing.TB, cat *toolgate.Catalog, upstream string, auth config.Au
 
 func callTool(t testing.TB, c *toolgate.Caller, name, args string) toolgate.Result {
 	t.Helper()
-	return c.Call(context.Background(), name, json.RawMessage(args))
+	return c.Call(context.Background(), name, json.RawMessage(args), nil)
 }
 
 // sent calls a tool that must succeed and returns the request it sent.

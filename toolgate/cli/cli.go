@@ -38,7 +38,8 @@ configuration enables them, and nothing that may have been applied is retried.
 usage:
   toolgate inspect SPEC [--config FILE] [--json]
       one row per operation: tool name, method, path, risk class and why,
-      exposed or not and why, retry policy, deadline
+      exposed (yes, confirm: a person accepts each call, or no) and why,
+      retry policy, deadline
   toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]
       the MCP server, over stdio or Streamable HTTP (ADDR defaults to the
       loopback interface; any other address needs a bearer token in
@@ -180,7 +181,10 @@ func inspect(_ context.Context, args []string, env Env) int {
 	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tRETRY\tDEADLINE\tWHY")
 	for _, r := range rows {
 		exposed := "no"
-		if r.Exposed {
+		switch {
+		case r.Confirm:
+			exposed = "confirm"
+		case r.Exposed:
 			exposed = "yes"
 		}
 		risk := r.Risk
@@ -196,7 +200,11 @@ func inspect(_ context.Context, args []string, env Env) int {
 			why, r.Exposure)
 	}
 	tw.Flush()
-	fmt.Fprintf(env.Stdout, "\n%d tools: %s; %d exposed (%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass))
+	confirmed := ""
+	if sum.Confirm > 0 {
+		confirmed = fmt.Sprintf("; %d confirmed by a person call by call", sum.Confirm)
+	}
+	fmt.Fprintf(env.Stdout, "\n%d tools: %s; %d exposed (%s%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
 	if len(sum.Review) > 0 {
 		fmt.Fprintf(env.Stdout, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,6 +65,47 @@ func TestInspectJSONWithConfig(t *testing.T) {
 	for _, tl := range got.Tools {
 		if tl.Name == "refundOrder" && (!tl.Exposed || !strings.Contains(tl.Retry, "Idempotency-Key")) {
 			t.Fatalf("refundOrder %+v", tl)
+		}
+	}
+}
+
+// TestInspectConfirm checks that inspect shows the tools a person
+// confirms call by call.
+func TestInspectConfirm(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "toolgate.yaml")
+	os.WriteFile(cfg, []byte("tools:\n  refundOrder:\n    expose: confirm\n"), 0o644)
+	code, out, errOut := run("inspect", "--config", cfg, "../../examples/shop/openapi.yaml")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	row := regexp.MustCompile(`(?m)^refundOrder .*$`).FindString(out)
+	if !regexp.MustCompile(`destructive\s+confirm\s+only if not sent`).MatchString(row) ||
+		!strings.Contains(row, "enabled by tools.refundOrder.expose: confirm: a person accepts each call") {
+		t.Errorf("refundOrder's row: %q", row)
+	}
+	if want := "5 exposed (2 read, 2 write, 1 destructive, 0 privileged; 1 confirmed by a person call by call)"; !strings.Contains(out, want) {
+		t.Errorf("inspect lacks %q:\n%s", want, out)
+	}
+	code, out, errOut = run("inspect", "--config", cfg, "--json", "../../examples/shop/openapi.yaml")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got struct {
+		Summary struct{ Confirm int }
+		Tools   []struct {
+			Name             string
+			Exposed, Confirm bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Summary.Confirm != 1 {
+		t.Errorf("summary: %d confirmed, want 1", got.Summary.Confirm)
+	}
+	for _, tl := range got.Tools {
+		if tl.Confirm != (tl.Name == "refundOrder") || tl.Name == "refundOrder" && !tl.Exposed {
+			t.Errorf("%+v", tl)
 		}
 	}
 }

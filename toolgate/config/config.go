@@ -28,14 +28,20 @@ type Config struct {
 	// (the default). Destructive and privileged tools never are: a tag
 	// rule must name their class, or a tool rule enable the tool.
 	Expose Exposure
-	Tags   map[string]Rule
-	Tools  map[string]Rule
+	// ConfirmTimeout bounds the wait for a person's answer when a call
+	// needs their confirmation. Default 5 min.
+	ConfirmTimeout time.Duration
+	Tags           map[string]Rule
+	Tools          map[string]Rule
 }
 
 // Exposure is the risk classes a default or a rule exposes, and how the
 // configuration wrote it, for messages.
 type Exposure struct {
+	// Classes are the classes shown. Confirm, a subset of them, are those
+	// whose every call a person must accept before it is sent.
 	Classes Classes
+	Confirm Classes
 	As      string
 }
 
@@ -50,6 +56,9 @@ func (c Classes) With(k risk.Class) Classes { return c | 1<<k }
 
 // ReadWrite is the default: read and write tools.
 var ReadWrite = Classes(0).With(risk.Read).With(risk.Write)
+
+// All is every class.
+var All = ReadWrite.With(risk.Destructive).With(risk.Privileged)
 
 // String names c's classes, joined with "+", or "none".
 func (c Classes) String() string {
@@ -86,10 +95,12 @@ type Auth struct {
 // to the next level (tool over tag over default).
 type Rule struct {
 	// Expose, when set, is what the rule exposes. For a tag, the classes
-	// of its tools that are shown: true is read+write, false none, and
+	// of its tools that are shown, and those shown only with a person's
+	// confirmation of each call: true is read+write, false none, and
 	// destructive or privileged tools only when the rule names their
 	// class. For a tool, true shows it whatever its class (enabling a
-	// destructive or privileged tool is a per-tool act) and false hides it.
+	// destructive or privileged tool is a per-tool act), confirm shows it
+	// with a person's confirmation of each call, and false hides it.
 	Expose *Exposure
 	// Risk overrides the class the engine decided.
 	Risk *risk.Class
@@ -98,6 +109,8 @@ type Rule struct {
 	Retry *retry.Mode
 	// Deadline bounds the tool's calls.
 	Deadline time.Duration
+	// ConfirmTimeout bounds the wait for a person's confirmation.
+	ConfirmTimeout time.Duration
 	// Guard says which calls an open call of the tool holds back; only a
 	// tool's own rule may set it. Empty means GuardResource.
 	Guard Guard
@@ -128,11 +141,12 @@ func ParseGuard(s string) (Guard, error) {
 }
 
 type fileRule struct {
-	Expose   yaml.Node `yaml:"expose"` // true, false, classes: see exposure
-	Risk     string    `yaml:"risk"`
-	Retry    string    `yaml:"retry"`
-	Deadline string    `yaml:"deadline"`
-	Guard    string    `yaml:"guard"`
+	Expose         yaml.Node `yaml:"expose"` // true, false, confirm, classes: see exposure
+	Risk           string    `yaml:"risk"`
+	Retry          string    `yaml:"retry"`
+	Deadline       string    `yaml:"deadline"`
+	ConfirmTimeout string    `yaml:"confirm_timeout"`
+	Guard          string    `yaml:"guard"`
 }
 
 type file struct {
@@ -145,8 +159,9 @@ type file struct {
 		} `yaml:"auth"`
 	} `yaml:"upstream"`
 	Defaults struct {
-		Deadline string    `yaml:"deadline"`
-		Expose   yaml.Node `yaml:"expose"` // true, false, classes: see exposure
+		Deadline       string    `yaml:"deadline"`
+		ConfirmTimeout string    `yaml:"confirm_timeout"`
+		Expose         yaml.Node `yaml:"expose"` // true, false, classes: see exposure
 	} `yaml:"defaults"`
 	Tags  map[string]fileRule `yaml:"tags"`
 	Tools map[string]fileRule `yaml:"tools"`
@@ -154,9 +169,9 @@ type file struct {
 
 // Default is the configuration without a file: 30 s deadlines, no
 // authentication, read and write tools exposed, nothing destructive or
-// privileged.
+// privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, Upstream: Upstream{Auth: Auth{Type: "none"}},
+	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: "none"}},
 		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
 }
 
@@ -212,6 +227,13 @@ func Parse(data []byte) (*Config, error) {
 			return nil, err
 		}
 		c.Deadline = d
+	}
+	if f.Defaults.ConfirmTimeout != "" {
+		d, err := deadline(f.Defaults.ConfirmTimeout, "defaults.confirm_timeout")
+		if err != nil {
+			return nil, err
+		}
+		c.ConfirmTimeout = d
 	}
 	if n := &f.Defaults.Expose; n.Kind != 0 {
 		e, err := exposure(n, "defaults.expose", defaultRule)
@@ -280,6 +302,13 @@ func rules(in map[string]fileRule, section string, retryAllowed bool) (map[strin
 			}
 			r.Deadline = d
 		}
+		if fr.ConfirmTimeout != "" {
+			d, err := deadline(fr.ConfirmTimeout, where+".confirm_timeout")
+			if err != nil {
+				return nil, err
+			}
+			r.ConfirmTimeout = d
+		}
 		out[name] = r
 	}
 	return out, nil
@@ -289,64 +318,116 @@ func rules(in map[string]fileRule, section string, retryAllowed bool) (map[strin
 type ruleKind int
 
 const (
-	defaultRule ruleKind = iota // none, read or read+write
-	tagRule                     // true, false, or classes
-	toolRule                    // true or false
+	defaultRule ruleKind = iota // none, read or read+write, or show and confirm
+	tagRule                     // true, false, classes, or show and confirm
+	toolRule                    // true, false or confirm
 )
 
-// exposure reads an expose setting: true or false, a class or classes
-// joined with "+" ("read+write"), "none", or a list of classes.
+// exposure reads an expose setting: true or false; a class or classes
+// joined with "+" ("read+write"), "none", or a list of classes; a mapping
+// of the classes to show and those to show with a person's confirmation
+// of each call ({show: [read], confirm: [write]}); or, for a tool,
+// confirm.
 func exposure(n *yaml.Node, where string, kind ruleKind) (*Exposure, error) {
-	e := &Exposure{}
-	var names []string
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
 			return nil, fmt.Errorf("config: %s %q: give true or false", where, n.Value)
 		}
-		e.As = strconv.FormatBool(b)
+		e := &Exposure{As: strconv.FormatBool(b)}
 		switch {
 		case b && kind == toolRule:
-			for k := risk.Read; k <= risk.Privileged; k++ {
-				e.Classes = e.Classes.With(k)
-			}
+			e.Classes = All
 		case b:
 			e.Classes = ReadWrite
 		}
 		return e, nil
+	case kind == toolRule && n.Kind == yaml.ScalarNode && strings.EqualFold(strings.TrimSpace(n.Value), "confirm"):
+		return &Exposure{Classes: All, Confirm: All, As: "confirm"}, nil
 	case kind == toolRule:
-		return nil, fmt.Errorf("config: %s: a tool rule takes true (show this tool, whatever its class) or false (hide it)", where)
-	case n.Kind == yaml.ScalarNode:
-		e.As = n.Value
+		return nil, fmt.Errorf("config: %s: a tool rule takes true (show this tool, whatever its class), "+
+			"confirm (show it, and have a person accept each call before it is sent) or false (hide it)", where)
+	case n.Kind == yaml.MappingNode:
+		return confirmedExposure(n, where, kind)
+	}
+	c, as, err := classList(n, where, kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Exposure{Classes: c, As: as}, nil
+}
+
+// confirmedExposure reads the mapping form of an expose setting: the
+// classes to show, and those to show with a person's confirmation.
+func confirmedExposure(n *yaml.Node, where string, kind ruleKind) (*Exposure, error) {
+	e := &Exposure{}
+	var parts []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i].Value, n.Content[i+1]
+		if key != "show" && key != "confirm" {
+			return nil, fmt.Errorf("config: %s: %q is not a field of expose: use show (the classes shown) and confirm "+
+				"(the classes shown with a person's confirmation of each call), such as {show: [read], confirm: [write]}", where, key)
+		}
+		c, as, err := classList(value, where+"."+key, kind)
+		if err != nil {
+			return nil, err
+		}
+		if key == "show" {
+			e.Classes |= c
+		} else {
+			e.Confirm |= c
+		}
+		parts = append(parts, key+": "+as)
+	}
+	if both := e.Classes & e.Confirm; both != 0 {
+		return nil, fmt.Errorf("config: %s: %s is both in show and in confirm; list it in one of them", where, both)
+	}
+	e.Classes |= e.Confirm
+	e.As = "{" + strings.Join(parts, ", ") + "}"
+	return e, nil
+}
+
+// classList reads a class, classes joined with "+", "none", or a list of
+// classes, and how the configuration wrote it.
+func classList(n *yaml.Node, where string, kind ruleKind) (Classes, string, error) {
+	var names []string
+	var as string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		as = n.Value
 		if v := strings.TrimSpace(strings.ToLower(n.Value)); v != "none" {
 			names = strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' || r == ' ' })
 		}
-	case n.Kind == yaml.SequenceNode:
-		var parts []string
+	case yaml.SequenceNode:
 		for _, item := range n.Content {
 			if item.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("config: %s: list the classes by name (read, write, destructive, privileged)", where)
+				return 0, "", fmt.Errorf("config: %s: list the classes by name (read, write, destructive, privileged)", where)
 			}
 			names = append(names, item.Value)
-			parts = append(parts, item.Value)
 		}
-		e.As = "[" + strings.Join(parts, ", ") + "]"
+		as = "[" + strings.Join(names, ", ") + "]"
 	default:
-		return nil, fmt.Errorf("config: %s: give true, false, none, a class such as read+write, or a list of classes", where)
+		return 0, "", fmt.Errorf("config: %s: give true, false, none, a class such as read+write, a list of classes, "+
+			"or the classes to show and to confirm, such as {show: [read], confirm: [write]}", where)
 	}
+	var c Classes
 	for _, name := range names {
+		if strings.EqualFold(strings.TrimSpace(name), "confirm") {
+			return 0, "", fmt.Errorf("config: %s: confirm alone is for a tool; a tag or the default names the classes a person confirms, "+
+				"such as {show: [read], confirm: [write]}", where)
+		}
 		k, err := risk.Parse(name)
 		if err != nil {
-			return nil, fmt.Errorf("config: %s: %v (or none)", where, err)
+			return 0, "", fmt.Errorf("config: %s: %v (or none)", where, err)
 		}
 		if kind == defaultRule && k > risk.Write {
-			return nil, fmt.Errorf("config: %s %q: the default exposes none, read or read+write; "+
-				"expose %s tools by tag (expose: [read, write, %s]) or one by one (tools.NAME.expose: true)", where, n.Value, k, k)
+			return 0, "", fmt.Errorf("config: %s %q: the default exposes none, read or read+write; "+
+				"expose %s tools by tag (expose: [read, write, %s]) or one by one (tools.NAME.expose: confirm or true)", where, as, k, k)
 		}
-		e.Classes = e.Classes.With(k)
+		c = c.With(k)
 	}
-	return e, nil
+	return c, as, nil
 }
 
 func deadline(s, where string) (time.Duration, error) {
