@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -35,7 +32,7 @@ type Caller struct {
 	base    *url.URL
 	client  *http.Client
 	auth    config.Auth
-	secret  string
+	redact  *redactor
 	journal *journal.Journal // nil: calls are not journaled
 	worker  string
 
@@ -51,23 +48,40 @@ type Caller struct {
 // with auth, whose secret it reads once from the environment (getenv).
 // The journal, if not nil, records every call to a tool that is not read
 // only, so that an ambiguous call is kept and an identical one refused.
+//
+// The secret goes only to base's origin (scheme, host and port): it is
+// added to each request right before it is sent there, never to one bound
+// elsewhere. Redirects are followed for read tools within that origin
+// only; any other redirect is the call's answer. Answers that echo the
+// secret have it redacted. client, if not nil, provides the transport and
+// the timeout; its redirect policy and cookie jar are not used.
 func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) string, client *http.Client, j *journal.Journal) (*Caller, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("toolgate: upstream %q: give an http or https URL (config upstream.url, --upstream, or the document's servers)", base)
+		return nil, fmt.Errorf("upstream %q: give an http or https URL (config upstream.url, --upstream, or the document's servers)", base)
 	}
-	c := &Caller{cat: cat, base: u, client: client, auth: auth, journal: j, worker: "toolgate", schemas: map[string]*jsonschema.Resolved{}}
+	c := &Caller{cat: cat, base: u, auth: auth, journal: j, worker: "toolgate", schemas: map[string]*jsonschema.Resolved{}}
+	var secret string
 	if auth.Type != "none" && auth.Type != "" {
-		c.secret = getenv(auth.Env)
-		if c.secret == "" {
-			return nil, fmt.Errorf("toolgate: upstream authentication needs $%s, which is not set", auth.Env)
+		secret = getenv(auth.Env)
+		if secret == "" {
+			return nil, fmt.Errorf("upstream authentication needs $%s, which is not set", auth.Env)
 		}
 	}
-	if c.client == nil {
-		if c.client, err = transport.NewClient(transport.Options{}); err != nil {
+	c.redact = newRedactor(auth, secret)
+	if client == nil {
+		if client, err = transport.NewClient(transport.Options{}); err != nil {
 			return nil, err
 		}
 	}
+	rt := client.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if header, value := credentials(auth, secret); header != "" {
+		rt = &authTransport{base: rt, origin: u, header: header, value: value}
+	}
+	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect, Timeout: client.Timeout}
 	return c, nil
 }
 
@@ -92,8 +106,16 @@ func ForbiddenHeader(name string, auth config.Auth) bool {
 	return forbiddenHeaders[h] || strings.HasPrefix(h, "Proxy-") || (auth.Type == "header" && h == http.CanonicalHeaderKey(auth.Header))
 }
 
-// Call calls the tool name with the arguments args (a JSON object).
-func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Result {
+// Call calls the tool name with the arguments args (a JSON object). A
+// tool that needs a person's confirmation asks it through person, once
+// the request is built and before it is recorded or sent; with a nil
+// person, such a call is refused. The result never holds the upstream's
+// secret.
+func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
+	return c.redact.result(c.call(ctx, name, args, person))
+}
+
+func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
 	t := c.cat.Lookup(name)
 	if t == nil || !t.Exposed {
 		// Hidden tools are not listed; they are refused by name as well.
@@ -113,17 +135,32 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	if err := schema.Validate(a); err != nil {
 		return errorResult("%s", invalidArguments(name, schema, a, err))
 	}
-	req, err := c.request(ctx, t, a)
+	// The request is built from the arguments with their numbers as
+	// written: an ID of 19 digits must reach the upstream unchanged.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var exact map[string]any
+	if err := dec.Decode(&exact); err != nil {
+		return errorResult("the arguments of %s must be a JSON object", name)
+	}
+	req, err := c.request(ctx, t, exact)
 	if err != nil {
 		return errorResult("%v. Nothing was sent.", err)
 	}
+	if t.Confirm {
+		if res, ok := c.confirm(ctx, t, req, exact, args, person); !ok {
+			return res
+		}
+	}
 
+	// The deadline starts now, once a person has answered if one was
+	// asked: their time to read is not the upstream's time to answer.
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
 	var opKey string
 	if c.journal != nil && !t.Annotations.ReadOnly {
 		var refusal string
-		opKey, refusal, err = c.begin(ctx, t, args)
+		opKey, refusal, err = c.begin(ctx, t, exact, args)
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err)
 		}
@@ -142,10 +179,11 @@ func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage) Re
 	default:
 		ctx = transport.WithMode(ctx, t.Retry)
 	}
+	ctx = withRedirects(ctx, t.Annotations.ReadOnly)
 	resp, err := c.client.Do(req.WithContext(ctx))
-	res, outcome := c.result(t, resp, err)
+	res, outcome, ans := c.result(t, resp, err)
 	if opKey != "" {
-		c.finish(context.WithoutCancel(ctx), opKey, outcome, err)
+		c.finish(context.WithoutCancel(ctx), opKey, outcome, err, ans)
 	}
 	return res
 }
@@ -175,152 +213,91 @@ func (c *Caller) schema(t *Tool) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
-// request builds the upstream request. Path parameters are escaped, so no
-// argument can change the host or the path's shape; only headers the
-// document declares, and none of the forbidden ones, are set.
-func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.Request, error) {
-	op := t.op
-	path := op.Path
-	query := url.Values{}
-	header := http.Header{}
-	for _, p := range op.Parameters {
-		v, ok := a[p.Name]
-		if !ok {
-			if p.Required {
-				return nil, fmt.Errorf("the argument %q is required", p.Name)
-			}
-			continue
-		}
-		switch p.In {
-		case "path":
-			s := scalar(v)
-			if s == "" {
-				return nil, fmt.Errorf("the argument %q must not be empty", p.Name)
-			}
-			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
-		case "query":
-			if list, ok := v.([]any); ok {
-				for _, e := range list {
-					query.Add(p.Name, scalar(e))
-				}
-			} else {
-				query.Set(p.Name, scalar(v))
-			}
-		case "header":
-			if ForbiddenHeader(p.Name, c.auth) {
-				continue
-			}
-			header.Set(p.Name, scalar(v))
-		}
-	}
-	if strings.Contains(path, "{") {
-		return nil, fmt.Errorf("the path %s still has parameters without values", path)
-	}
-	u := *c.base
-	u.Path = strings.TrimRight(c.base.Path, "/") + path
-	u.RawPath = ""
-	if escaped := strings.TrimRight(c.base.EscapedPath(), "/") + path; escaped != u.EscapedPath() {
-		u.RawPath = escaped // keep the parameters' escaping as written
-	}
-	u.RawQuery = query.Encode()
-
-	var body io.Reader
-	if b := op.Body; b != nil {
-		if v, ok := a[BodyArgument(t)]; ok {
-			switch {
-			case strings.Contains(b.ContentType, "x-www-form-urlencoded"):
-				form := url.Values{}
-				if m, ok := v.(map[string]any); ok {
-					for k, e := range m {
-						form.Set(k, scalar(e))
-					}
-				}
-				body = strings.NewReader(form.Encode())
-			default:
-				data, err := json.Marshal(v)
-				if err != nil {
-					return nil, err
-				}
-				body = bytes.NewReader(data)
-			}
-			header.Set("Content-Type", b.ContentType)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, t.Method, u.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/json")
-	switch c.auth.Type {
-	case "bearer":
-		req.Header.Set("Authorization", "Bearer "+c.secret)
-	case "header":
-		req.Header.Set(c.auth.Header, c.secret)
-	case "basic":
-		user, pass, _ := strings.Cut(c.secret, ":")
-		req.SetBasicAuth(user, pass)
-	}
-	return req, nil
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	case float64, bool:
-		return fmt.Sprint(x)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // maxAnswer bounds the answer text handed to the agent.
 const maxAnswer = 100 << 10
 
+// answer is what the journal keeps of the upstream's answer.
+type answer struct {
+	status   int
+	location string // where a redirect points, redacted
+}
+
 // result turns the upstream's answer, or the failure, into the tool's
 // result and the journal's outcome.
-func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journal.State) {
+func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journal.State, answer) {
 	if err != nil {
 		if rubicon.IsAmbiguous(err) {
-			return c.ambiguous(t, "the request was sent and no answer came back"), journal.Ambiguous
+			return c.ambiguous(t, "the request was sent and no answer came back"), journal.Ambiguous, answer{}
 		}
 		if rubicon.SafeToRetry(err) {
-			return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(err)), journal.FailedSafe
+			return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(err)), journal.FailedSafe, answer{}
 		}
-		return c.ambiguous(t, "the call failed in a way that does not show whether it was applied"), journal.Ambiguous
+		return c.ambiguous(t, "the call failed in a way that does not show whether it was applied"), journal.Ambiguous, answer{}
 	}
 	defer resp.Body.Close()
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	// Read past the limit by the longest form of the secret, so that one
+	// that straddles the limit is cut whole and redacted, never in part.
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, int64(maxAnswer+1+c.redact.longest())))
 	truncated := len(data) > maxAnswer
 	if truncated {
-		data = data[:maxAnswer]
+		data = data[:c.redact.cut(data, maxAnswer)]
 	}
-	text := string(data)
+	text := c.redact.string(string(data))
 	if truncated {
 		text += "\n[answer cut at 100 KiB]"
 	}
 	status := resp.StatusCode
+	ans := answer{status: status}
 	switch {
 	case readErr != nil && status/100 == 2:
-		return c.ambiguous(t, "the answer broke off while it was being read"), journal.Ambiguous
+		return c.ambiguous(t, "the answer broke off while it was being read"), journal.Ambiguous, ans
 	case status/100 == 2:
 		r := Result{Text: text}
 		var m map[string]any
 		if json.Unmarshal(data, &m) == nil && !truncated {
 			r.Structured = m
 		}
-		return r, journal.Applied
+		return r, journal.Applied, ans
+	case status/100 == 3:
+		return c.redirected(t, resp, text)
 	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || (status >= 400 && status < 500):
-		return errorResult("the upstream API refused the call: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
+		return errorResult("the upstream API refused the call: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied, ans
 	case t.Annotations.ReadOnly:
-		return errorResult("the upstream API failed: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied
+		return errorResult("the upstream API failed: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied, ans
 	}
-	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", status, http.StatusText(status))), journal.Ambiguous
+	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", status, http.StatusText(status))), journal.Ambiguous, ans
+}
+
+// redirected is the result of a redirect that was not followed: any
+// redirect of a call that changes state, and a read's redirect to another
+// origin. What it proves follows ARCHITECTURE.md: 303 means applied, 307
+// and 308 not applied here, anything else unknown.
+func (c *Caller) redirected(t *Tool, resp *http.Response, text string) (Result, journal.State, answer) {
+	status := resp.StatusCode
+	ans := answer{status: status}
+	to, elsewhere := "no address", false
+	if loc, err := resp.Location(); err == nil {
+		ans.location = c.redact.string(rubicon.RedactURL(loc))
+		to, elsewhere = ans.location, !sameOrigin(loc, c.base)
+		if elsewhere {
+			to += ", another origin than the upstream's"
+		}
+	}
+	answered := fmt.Sprintf("%d %s (to %s)", status, http.StatusText(status), to)
+	switch {
+	case t.Annotations.ReadOnly && elsewhere:
+		return errorResult("the upstream API redirected the call: %s, which toolgate does not follow: redirects are followed only within the upstream's origin, where its credentials belong. Nothing was read. %s",
+			answered, snippet(text)), journal.NotApplied, ans
+	case t.Annotations.ReadOnly:
+		return errorResult("the upstream API answered %s, which toolgate did not follow (no address, or more than 10 redirects). Nothing was read. %s",
+			answered, snippet(text)), journal.NotApplied, ans
+	case status == http.StatusSeeOther:
+		return Result{Text: fmt.Sprintf("The upstream API applied the call and points at its result: %s. %s", answered, snippet(text))}, journal.Applied, ans
+	case status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect:
+		return errorResult("the upstream API did not apply the call here: it answered %s, asking for the same request at that address. "+
+			"toolgate does not repeat a call that changes state at another address. Nothing was applied; tell a person if the upstream has moved.", answered), journal.NotApplied, ans
+	}
+	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %s, which toolgate does not follow for a call that changes state, and which does not say whether it was applied", answered)), journal.Ambiguous, ans
 }
 
 // ambiguous is the result that tells the agent, plainly, that the outcome
@@ -328,7 +305,11 @@ func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journa
 func (c *Caller) ambiguous(t *Tool, why string) Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s may or may not have been applied: %s.\n", t.Name, why)
-	b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and an identical call is refused until this one is settled.\n")
+	if t.Guard == config.GuardIdentical {
+		b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and an identical call is refused until this one is settled.\n")
+	} else {
+		b.WriteString("Do not call this tool again to retry: a second call could apply it twice, and calls of this tool on the same resource are refused until this one is settled.\n")
+	}
 	if checks := c.readersFor(t); len(checks) > 0 {
 		fmt.Fprintf(&b, "To check whether it was applied, read the resource with %s.", strings.Join(checks, " or "))
 	} else {
@@ -356,46 +337,26 @@ func (c *Caller) readersFor(t *Tool) []string {
 	return out
 }
 
-// begin records a call of a tool that changes state, refusing it while an
-// identical call is in flight or ambiguous.
-func (c *Caller) begin(ctx context.Context, t *Tool, args json.RawMessage) (key, refusal string, err error) {
-	var canon any
-	json.Unmarshal(args, &canon)
-	norm, _ := json.Marshal(canon) // maps marshal with sorted keys
-	// The upstream is part of the identity: one database may serve several
-	// APIs whose tools share names.
-	sum := sha256.Sum256(append([]byte(c.base.String()+"\x00"+t.Name+"\x00"), norm...))
-	call := "toolgate/" + t.Name + "/" + hex.EncodeToString(sum[:12])
-	c.beginning.Lock()
-	defer c.beginning.Unlock()
-	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: call, States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
-	if err != nil {
-		return "", "", err
-	}
-	for _, op := range open {
-		switch op.State {
-		case journal.Ambiguous:
-			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) made at %s has an unknown outcome and may have been applied. "+
-				"Calling again could apply it twice. Check whether it was applied first; a person settles it in the journal (key %s).",
-				t.Name, op.Created.Format(time.RFC3339), op.Key), nil
-		default:
-			return "", fmt.Sprintf("REFUSED: an identical call to %s (same arguments) is in flight. Wait for its result instead of calling again.", t.Name), nil
-		}
-	}
-	key = call + "/" + strings.ToLower(rand.Text()[:10])
-	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: call,
-		Evidence: journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "upstream": rubicon.RedactURL(c.base), "arguments": snippet(string(args))}}, c.worker); err != nil {
-		return "", "", err
-	}
-	return key, "", nil
-}
-
-// finish records the call's outcome.
-func (c *Caller) finish(ctx context.Context, key string, outcome journal.State, cause error) {
+// finish records the call's outcome, with the answer's status and where
+// a redirect pointed, redacted.
+func (c *Caller) finish(ctx context.Context, key string, outcome journal.State, cause error, ans answer) {
 	r := journal.Report{Worker: c.worker, To: outcome}
 	if cause != nil {
 		r = journal.ReportFor(c.worker, cause)
 		r.To = outcome
+		r.Detail = c.redact.string(r.Detail)
+	}
+	if ans.status != 0 {
+		r.Evidence = journal.Evidence{"status": ans.status}
+		if ans.location != "" {
+			r.Evidence["location"] = ans.location
+		}
+		if ans.status/100 != 2 {
+			r.Detail = fmt.Sprintf("answered %d %s", ans.status, http.StatusText(ans.status))
+			if ans.location != "" {
+				r.Detail += " to " + ans.location + ", not followed"
+			}
+		}
 	}
 	if outcome == journal.Ambiguous && r.Phase == "" {
 		r.Phase = rubicon.Answered

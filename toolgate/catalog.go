@@ -39,12 +39,23 @@ type Tool struct {
 	// RiskOverride is true when the configuration set the class.
 	RiskOverride bool `json:"risk_override"`
 	Exposed      bool `json:"exposed"`
-	// Exposure says why the tool is exposed or hidden.
-	Exposure string `json:"exposure"`
+	// Exposure says why the tool is exposed or hidden, and ExposureRule
+	// which rule decided: "tools.NAME.expose", "tags.TAG.expose",
+	// "defaults.expose", or "built-in" (destructive and privileged tools
+	// are hidden unless a rule names them).
+	Exposure     string `json:"exposure"`
+	ExposureRule string `json:"exposure_rule"`
+	// Confirm is true when each call is sent only once a person has
+	// accepted it; ConfirmTimeout bounds the wait for their answer, before
+	// the deadline starts.
+	Confirm        bool          `json:"confirm"`
+	ConfirmTimeout time.Duration `json:"-"`
 	// Retry is how a call may be retried once sent; Deadline bounds every
 	// call, attempts and waits included.
 	Retry    retry.Mode    `json:"-"`
 	Deadline time.Duration `json:"-"`
+	// Guard says which calls an open call of the tool holds back.
+	Guard config.Guard `json:"-"`
 
 	Annotations Annotations `json:"annotations"`
 
@@ -114,21 +125,23 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 		}
 	}
 	for _, t := range c.Tools {
-		decide(t, cfg)
+		decide(t, doc, cfg)
 	}
 	return c, nil
 }
 
 // decide applies the risk engine, the configuration and the exposure
 // policy to t.
-func decide(t *Tool, cfg *config.Config) {
-	t.Risk = risk.Assess(t.op)
-	t.Deadline = cfg.Deadline
+func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
+	t.Risk = risk.Assess(t.op, doc)
+	t.Deadline, t.ConfirmTimeout = cfg.Deadline, cfg.ConfirmTimeout
 	tool, hasTool := cfg.Tools[t.Name]
 	var tagRules []config.Rule
+	var tagNames []string
 	for _, tag := range t.Tags {
 		if r, ok := cfg.Tags[tag]; ok {
 			tagRules = append(tagRules, r)
+			tagNames = append(tagNames, tag)
 		}
 	}
 	if hasTool && tool.Risk != nil {
@@ -147,9 +160,15 @@ func decide(t *Tool, cfg *config.Config) {
 		if r.Deadline > 0 {
 			t.Deadline = r.Deadline
 		}
+		if r.ConfirmTimeout > 0 {
+			t.ConfirmTimeout = r.ConfirmTimeout
+		}
 	}
 	if hasTool && tool.Deadline > 0 {
 		t.Deadline = tool.Deadline
+	}
+	if hasTool && tool.ConfirmTimeout > 0 {
+		t.ConfirmTimeout = tool.ConfirmTimeout
 	}
 	t.Retry = retry.ByMethod
 	if t.Risk.Class > risk.Read && retry.IsSafeMethod(t.Method) {
@@ -160,29 +179,17 @@ func decide(t *Tool, cfg *config.Config) {
 	if hasTool && tool.Retry != nil {
 		t.Retry = *tool.Retry
 	}
+	t.Guard = config.GuardResource
+	if hasTool && tool.Guard != "" {
+		t.Guard = tool.Guard
+	}
 
-	// Exposure: read and write by default; destructive and privileged only
-	// when a rule says so; any rule may hide.
-	var expose *bool
-	source := ""
-	for _, r := range tagRules {
-		if r.Expose != nil {
-			expose, source = r.Expose, "its tag's configuration"
-		}
+	var toolExpose *config.Exposure
+	if hasTool {
+		toolExpose = tool.Expose
 	}
-	if hasTool && tool.Expose != nil {
-		expose, source = tool.Expose, "the tool's configuration"
-	}
-	switch {
-	case expose != nil && !*expose:
-		t.Exposed, t.Exposure = false, "hidden by "+source
-	case expose != nil:
-		t.Exposed, t.Exposure = true, "enabled by "+source
-	case t.Risk.Class >= risk.Destructive:
-		t.Exposed, t.Exposure = false, fmt.Sprintf("hidden: %s tools need expose: true in the configuration", t.Risk.Class)
-	default:
-		t.Exposed, t.Exposure = true, fmt.Sprintf("%s: exposed by default", t.Risk.Class)
-	}
+	d := expose(t, cfg, toolExpose, tagNames, tagRules)
+	t.Exposed, t.Confirm, t.Exposure, t.ExposureRule = d.shown, d.shown && d.confirm, d.why, d.rule
 
 	m, readOnly := t.Method, t.Risk.Class == risk.Read
 	t.Annotations = Annotations{
@@ -193,6 +200,71 @@ func decide(t *Tool, cfg *config.Config) {
 		Idempotent: m == "PUT" || m == "DELETE" || retry.IsSafeMethod(m) && readOnly,
 		OpenWorld:  true,
 	}
+}
+
+// exposure is the decision about showing a tool: whether it is shown,
+// whether each call waits for a person's confirmation, why, and by which
+// rule.
+type exposure struct {
+	shown, confirm bool
+	why, rule      string
+}
+
+// expose decides whether t is shown, with confirmation or not, why, and by
+// which rule: the tool's own rule; else its tags' rules, where the
+// narrowest wins (a tag rule never widens what another of the tool's tags
+// hides, nor drops a confirmation another asks for); else the default,
+// which never shows a destructive or privileged tool.
+func expose(t *Tool, cfg *config.Config, tool *config.Exposure, tags []string, rules []config.Rule) exposure {
+	c := t.Risk.Class
+	if tool != nil {
+		rule := "tools." + t.Name + ".expose"
+		switch {
+		case tool.Confirm.Has(c):
+			return exposure{true, true, fmt.Sprintf("enabled by %s: %s: a person accepts each call", rule, tool.As), rule}
+		case tool.Classes.Has(c):
+			return exposure{true, false, fmt.Sprintf("enabled by %s: %s", rule, tool.As), rule}
+		}
+		return exposure{false, false, fmt.Sprintf("hidden by %s: %s", rule, tool.As), rule}
+	}
+	shown, confirmed := -1, -1
+	for i, r := range rules {
+		if r.Expose == nil {
+			continue
+		}
+		rule := "tags." + tags[i] + ".expose"
+		switch {
+		case r.Expose.Confirm.Has(c):
+			if confirmed < 0 {
+				confirmed = i
+			}
+		case r.Expose.Classes.Has(c):
+			if shown < 0 {
+				shown = i
+			}
+		case c >= risk.Destructive && r.Expose.Classes != 0:
+			return exposure{why: fmt.Sprintf("hidden: %s: %s shows %s tools, not %s ones; name %s in the tag's list, or enable this tool with tools.%s.expose: true (or confirm)",
+				rule, r.Expose.As, r.Expose.Classes, c, c, t.Name), rule: rule}
+		default:
+			return exposure{why: fmt.Sprintf("hidden by %s: %s (a %s tool)", rule, r.Expose.As, c), rule: rule}
+		}
+	}
+	switch {
+	case confirmed >= 0:
+		rule := "tags." + tags[confirmed] + ".expose"
+		return exposure{true, true, fmt.Sprintf("exposed by %s: %s: a person accepts each call", rule, rules[confirmed].Expose.As), rule}
+	case shown >= 0:
+		rule := "tags." + tags[shown] + ".expose"
+		return exposure{true, false, fmt.Sprintf("exposed by %s: %s", rule, rules[shown].Expose.As), rule}
+	case c >= risk.Destructive:
+		return exposure{why: fmt.Sprintf("hidden: %s tools are never exposed by default; enable this one with tools.%s.expose: true, "+
+			"or confirm to have a person accept each call", c, t.Name), rule: "built-in"}
+	case cfg.Expose.Confirm.Has(c):
+		return exposure{true, true, fmt.Sprintf("exposed by defaults.expose: %s: a person accepts each call", cfg.Expose.As), "defaults.expose"}
+	case cfg.Expose.Classes.Has(c):
+		return exposure{true, false, fmt.Sprintf("exposed by defaults.expose: %s", cfg.Expose.As), "defaults.expose"}
+	}
+	return exposure{why: fmt.Sprintf("hidden by defaults.expose: %s (a %s tool)", cfg.Expose.As, c), rule: "defaults.expose"}
 }
 
 // validName is MCP's rule for tool names.
@@ -271,34 +343,32 @@ func description(op *spec.Operation) string {
 }
 
 // InputSchema returns the JSON Schema of the tool's arguments: its path,
-// query and header parameters, and the request body as "body".
+// query, header and cookie parameters (see arguments for their names), and
+// the request body as "body". A file in a multipart body, or a binary
+// body, is an object with the file's name and its content in base64.
 func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 	props := map[string]any{}
 	var required []string
-	for _, p := range t.op.Parameters {
-		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) {
-			continue // never settable from arguments
-		}
+	args, body := arguments(t.op)
+	for _, a := range args {
+		p := a.param
 		s, err := c.Doc.Schema(p.Schema, t.op.Where)
 		if err != nil {
 			return nil, err
 		}
-		props[p.Name] = withDescription(s, p.Description, p.In)
+		props[a.name] = withDescription(s, p.Description, a.name, p)
 		if p.Required {
-			required = append(required, p.Name)
+			required = append(required, a.name)
 		}
 	}
 	if b := t.op.Body; b != nil {
-		s, err := c.Doc.Schema(b.Schema, t.op.Where)
+		s, err := c.bodySchema(t)
 		if err != nil {
 			return nil, err
 		}
-		if s == nil {
-			s = map[string]any{}
-		}
-		props[BodyArgument(t)] = s
+		props[body] = s
 		if b.Required {
-			required = append(required, BodyArgument(t))
+			required = append(required, body)
 		}
 	}
 	sort.Strings(required)
@@ -339,32 +409,38 @@ func (c *Catalog) OutputSchema(t *Tool) (json.RawMessage, error) {
 }
 
 // BodyArgument is the argument that carries the request body: "body",
-// unless a parameter already has that name.
+// unless a parameter's argument already has that name.
 func BodyArgument(t *Tool) string {
-	for _, p := range t.op.Parameters {
-		if p.Name == "body" {
-			return "requestBody"
-		}
-	}
-	return "body"
+	_, body := arguments(t.op)
+	return body
 }
 
-// withDescription adds a parameter's description, and where it goes, to
-// its schema, which it copies rather than change: schemas share parts.
-func withDescription(schema any, desc, in string) any {
+// withDescription adds a parameter's description, and where it goes when
+// that is not plain from the argument's name, to its schema, which it
+// copies rather than change: schemas share parts.
+func withDescription(schema any, desc, arg string, p *spec.Parameter) any {
 	m, ok := schema.(map[string]any)
 	if !ok {
 		m = map[string]any{}
 	}
-	if (desc == "" || m["description"] != nil) && in != "header" {
+	var where string
+	switch {
+	case p.In == "header":
+		where = "(sent as the header " + p.Name + ")"
+	case p.In == "cookie":
+		where = "(sent as the cookie " + p.Name + ")"
+	case arg != p.Name:
+		where = fmt.Sprintf("(sent as the %s parameter %q; the argument %q is another parameter of that name)", p.In, p.Name, p.Name)
+	}
+	if (desc == "" || m["description"] != nil) && where == "" {
 		return m
 	}
 	m = maps.Clone(m)
 	if _, ok := m["description"]; !ok && desc != "" {
 		m["description"] = truncate(desc, 300)
 	}
-	if in == "header" {
-		m["description"] = strings.TrimSpace(fmt.Sprintf("%v (sent as a header)", valueOr(m["description"], "")))
+	if where != "" {
+		m["description"] = strings.TrimSpace(fmt.Sprintf("%v %s", valueOr(m["description"], ""), where))
 	}
 	return m
 }

@@ -15,24 +15,36 @@ type Row struct {
 	Risk     string   `json:"risk"`
 	Reasons  []string `json:"reasons"`
 	Override bool     `json:"risk_override"`
-	Exposed  bool     `json:"exposed"`
-	Exposure string   `json:"exposure"`
-	Retry    string   `json:"retry"`
-	Deadline string   `json:"deadline"`
+	// Review is true where the evidence about the class disagrees, and
+	// ReviewReasons says how: these tools are the ones to check first.
+	Review        bool     `json:"review"`
+	ReviewReasons []string `json:"review_reasons,omitempty"`
+	Exposed       bool     `json:"exposed"`
+	// Confirm is true when a person accepts each call before it is sent.
+	Confirm  bool   `json:"confirm"`
+	Exposure string `json:"exposure"`
+	// ExposureRule is the rule that decided Exposed.
+	ExposureRule string `json:"exposure_rule"`
+	Retry        string `json:"retry"`
+	Deadline     string `json:"deadline"`
 }
 
 // Summary totals a catalog for inspect.
 type Summary struct {
-	Tools   int            `json:"tools"`
-	Exposed int            `json:"exposed"`
+	Tools   int `json:"tools"`
+	Exposed int `json:"exposed"`
+	// Confirm counts the exposed tools a person confirms each call of.
+	Confirm int            `json:"confirm"`
 	ByClass map[string]int `json:"by_class"`
 	// ExposedByClass counts the exposed tools per class.
 	ExposedByClass map[string]int `json:"exposed_by_class"`
 	// ListBytes is the size of the tools/list answer, and ListTokens an
 	// estimate of it in tokens (a token per 4 bytes).
-	ListBytes  int      `json:"tools_list_bytes"`
-	ListTokens int      `json:"tools_list_tokens"`
-	Warnings   []string `json:"warnings"`
+	ListBytes  int `json:"tools_list_bytes"`
+	ListTokens int `json:"tools_list_tokens"`
+	// Review names the tools flagged for review.
+	Review   []string `json:"review"`
+	Warnings []string `json:"warnings"`
 }
 
 // RetryText says in words how a tool's calls may be retried.
@@ -50,16 +62,23 @@ func RetryText(t *Tool) string {
 
 // Inspect returns the catalog's rows and summary.
 func (c *Catalog) Inspect() ([]Row, Summary, error) {
-	s := Summary{ByClass: map[string]int{}, ExposedByClass: map[string]int{}, Warnings: []string{}}
+	s := Summary{ByClass: map[string]int{}, ExposedByClass: map[string]int{}, Review: []string{}, Warnings: []string{}}
 	rows := make([]Row, 0, len(c.Tools))
 	for _, t := range c.Tools {
 		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
-			Override: t.RiskOverride, Exposed: t.Exposed, Exposure: t.Exposure, Retry: RetryText(t), Deadline: t.Deadline.String()})
+			Override: t.RiskOverride, Review: len(t.Risk.Review) > 0, ReviewReasons: t.Risk.Review,
+			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String()})
+		if len(t.Risk.Review) > 0 {
+			s.Review = append(s.Review, t.Name)
+		}
 		s.Tools++
 		s.ByClass[t.Risk.Class.String()]++
 		if t.Exposed {
 			s.Exposed++
 			s.ExposedByClass[t.Risk.Class.String()]++
+		}
+		if t.Confirm {
+			s.Confirm++
 		}
 	}
 	list, err := c.ListJSON()
@@ -69,9 +88,9 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	s.ListBytes, s.ListTokens = len(list), len(list)/4
 	switch {
 	case s.Exposed > 128:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface with expose: false per tag or tool", s.Exposed))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface: defaults: {expose: none} and a tag rule per tag to serve (tags: {TAG: {expose: true}})", s.Exposed))
 	case s.Exposed > 40:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients work badly past 40; consider narrowing the surface", s.Exposed))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients work badly past 40; consider narrowing the surface (defaults.expose: none or read, and tag rules)", s.Exposed))
 	}
 	if s.ListTokens > 100_000 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("tools/list is about %d tokens: more than many models' whole context; narrow the surface", s.ListTokens))

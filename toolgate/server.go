@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +15,13 @@ const Version = "0.1.0"
 
 // MCPTools returns the exposed tools as tools/list describes them, with
 // every annotation set explicitly from the risk class.
+//
+// No tool declares an output schema. A client validates structured
+// content against a declared schema and fails the call when it does not
+// conform; an upstream's answer is not guaranteed to match its document,
+// so a write that was applied would reach the agent as a failure, and be
+// made again. Answers that are JSON objects are still given as structured
+// content, which MCP allows without a schema.
 func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 	exposed := c.Exposed()
 	tools := make([]*mcp.Tool, 0, len(exposed))
@@ -22,18 +30,16 @@ func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := c.OutputSchema(t)
-		if err != nil {
-			return nil, err
-		}
 		destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
+		desc := t.Description
+		if t.Confirm {
+			// The agent learns why a call can come back unsent.
+			desc = strings.TrimSpace(desc + "\n\nEach call is shown to a person first, and sent only if they accept it.")
+		}
 		tool := &mcp.Tool{
-			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in,
+			Name: t.Name, Title: t.Title, Description: desc, InputSchema: in,
 			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Annotations.ReadOnly, DestructiveHint: &destructive,
 				IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &openWorld},
-		}
-		if out != nil {
-			tool.OutputSchema = out
 		}
 		tools = append(tools, tool)
 	}
@@ -42,25 +48,38 @@ func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 
 // NewServer returns an MCP server whose tools are cat's exposed tools,
 // called through caller. Hidden tools are not listed, and are unknown when
-// called by name; the caller refuses them as well.
+// called by name; the caller refuses them as well. A tool that needs a
+// person's confirmation asks them through MCP elicitation.
 //
 // The server answers tools/list and tools/call itself rather than through
 // the SDK's tool registry, which copies every schema through a round of
 // marshalling: on a large API that doubled the time to the first list.
-// Everything else (sessions, transports, the protocol) is the SDK's.
+// Everything else (sessions, transports, the protocol) is the SDK's. Only
+// tools that need a confirmation are also registered with the SDK, whose
+// tools/call alone can mark a result as one that asks for input (in
+// protocols where the server asks in the result and the client calls
+// again with the answer); any tool whose calls may need one must be.
 func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	tools, err := cat.MCPTools()
 	if err != nil {
 		return nil, err
 	}
-	withOutput := map[string]bool{}
-	for _, t := range tools {
-		if t.OutputSchema != nil {
-			withOutput[t.Name] = true
-		}
-	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	e := newElicitation()
+	call := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p := req.Params
+		t := cat.Lookup(p.Name)
+		if t == nil || !t.Exposed {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+		}
+		return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, p.Name, p.Arguments, person) }), nil
+	}
+	for _, tool := range tools {
+		if cat.Lookup(tool.Name).Confirm {
+			s.AddTool(tool, call)
+		}
+	}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
@@ -68,15 +87,14 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				// One page: the list is built once and never changes.
 				return listResult(req, tools), nil
 			case "tools/call":
-				p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-				if !ok || p == nil {
+				r, ok := req.(*mcp.CallToolRequest)
+				if !ok || r.Params == nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
 				}
-				t := cat.Lookup(p.Name)
-				if t == nil || !t.Exposed {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+				if t := cat.Lookup(r.Params.Name); t != nil && t.Exposed && t.Confirm {
+					return next(ctx, method, req) // the SDK's, to the tool registered above
 				}
-				return result(caller.Call(ctx, p.Name, p.Arguments), withOutput[p.Name]), nil
+				return call(ctx, r)
 			}
 			return next(ctx, method, req)
 		}
@@ -84,16 +102,12 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	return s, nil
 }
 
-// result turns a call's result into MCP's. A tool with an output schema
-// answers structured content on success, as MCP requires.
-func result(r Result, hasOutput bool) *mcp.CallToolResult {
+// result turns a call's result into MCP's: the answer as text, and as
+// structured content too when it is a JSON object.
+func result(r Result) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
-	if hasOutput && !r.IsError {
-		if r.Structured != nil {
-			res.StructuredContent = r.Structured
-		} else {
-			res.StructuredContent = map[string]any{}
-		}
+	if r.Structured != nil && !r.IsError {
+		res.StructuredContent = r.Structured
 	}
 	return res
 }

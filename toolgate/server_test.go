@@ -3,6 +3,8 @@ package toolgate_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -165,12 +167,60 @@ func TestAmbiguousCallsAreToldAndNotRepeated(t *testing.T) {
 			if len(ops) != 1 {
 				t.Fatalf("journal: %d ambiguous operations, want 1", len(ops))
 			}
-			// Different arguments are another call.
-			res, _ = call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "B2", "quantity": 1}})
-			if res == nil || res.IsError {
-				t.Fatalf("a different call was refused")
+			// The same call with an extra optional field, or other
+			// arguments, acts on the same resource: refused too.
+			for _, other := range []map[string]any{
+				{"body": map[string]any{"sku": "A1", "quantity": 1, "note": "second try"}},
+				{"body": map[string]any{"sku": "B2", "quantity": 1}},
+			} {
+				res, text = call(t, cs, "createOrder", other)
+				if res == nil || !res.IsError || !strings.Contains(text, "REFUSED") || !strings.Contains(text, "same resource") {
+					t.Fatalf("createOrder(%v) after an ambiguous one: %s", other, text)
+				}
+			}
+			if srv.Effects() != 1 {
+				t.Fatalf("effects %d, want 1", srv.Effects())
 			}
 		})
+	}
+}
+
+// TestGuardIsPerResource: an ambiguous call holds back the calls of its
+// tool on the same path parameters only; a tool configured with the
+// identical guard holds back only identical calls.
+func TestGuardIsPerResource(t *testing.T) {
+	srv, err := faultserver.Start(faultserver.Status(502), faultserver.Status(200), faultserver.Status(502), faultserver.Status(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cs, _ := session(t, srv.URL(), "tools:\n  refundOrder:\n    expose: true\n  createOrder:\n    guard: identical\n")
+	refund := func(id, reason string) string {
+		_, text := call(t, cs, "refundOrder", map[string]any{"id": id, "X-Reason": reason})
+		return text
+	}
+	if text := refund("o1", "damaged"); !strings.Contains(text, "OUTCOME UNKNOWN") {
+		t.Fatalf("first refund: %s", text)
+	}
+	if text := refund("o1", "late"); !strings.Contains(text, "REFUSED") || !strings.Contains(text, "id=o1") {
+		t.Fatalf("refund of the same order with another reason: %s", text)
+	}
+	if text := refund("o2", "damaged"); strings.Contains(text, "REFUSED") {
+		t.Fatalf("refund of another order: %s", text)
+	}
+	// createOrder's guard is identical: other arguments go through.
+	args := map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}}
+	if _, text := call(t, cs, "createOrder", args); !strings.Contains(text, "OUTCOME UNKNOWN") {
+		t.Fatalf("first order: %s", text)
+	}
+	if _, text := call(t, cs, "createOrder", args); !strings.Contains(text, "REFUSED") || !strings.Contains(text, "same arguments") {
+		t.Fatalf("identical order: %s", text)
+	}
+	if res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "B2", "quantity": 1}}); res == nil || res.IsError {
+		t.Fatalf("another order under the identical guard: %s", text)
+	}
+	if n := srv.Effects(); n != 4 {
+		t.Fatalf("the upstream saw %d requests, want 4", n)
 	}
 }
 
@@ -256,5 +306,43 @@ func TestInvalidArgumentsNameTheArgument(t *testing.T) {
 	}
 	if n := api.Effects(); n != 0 {
 		t.Errorf("invalid calls changed the API %d times", n)
+	}
+}
+
+// TestAppliedWriteIsNeverReportedAsAFailure: an answer that does not match
+// the document's response schema, or is too large to be structured, still
+// reaches the agent as the applied result it is, and no tool declares an
+// output schema that a client would hold the answer to.
+func TestAppliedWriteIsNeverReportedAsAFailure(t *testing.T) {
+	for name, answer := range map[string]string{
+		"not the documented shape": `{"order_id": 42, "sku": ["not", "a", "string"]}`,
+		"too large":                `{"id": "o1", "padding": "` + strings.Repeat("x", 200<<10) + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusCreated)
+				io.WriteString(w, answer)
+			}))
+			defer up.Close()
+			cs, j := session(t, up.URL, "")
+			list, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tl := range list.Tools {
+				if tl.OutputSchema != nil {
+					t.Errorf("%s declares an output schema", tl.Name)
+				}
+			}
+			res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}})
+			if res == nil || res.IsError {
+				t.Fatalf("an applied write came back as a failure: %.200s", text)
+			}
+			ops, _ := j.List(context.Background(), journal.Filter{Kind: "toolgate", States: []journal.State{journal.Applied}})
+			if len(ops) != 1 {
+				t.Fatalf("journal: %d applied calls, want 1", len(ops))
+			}
+		})
 	}
 }

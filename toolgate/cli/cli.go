@@ -38,7 +38,8 @@ configuration enables them, and nothing that may have been applied is retried.
 usage:
   toolgate inspect SPEC [--config FILE] [--json]
       one row per operation: tool name, method, path, risk class and why,
-      exposed or not and why, retry policy, deadline
+      exposed (yes, confirm: a person accepts each call, or no) and why,
+      retry policy, deadline
   toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]
       the MCP server, over stdio or Streamable HTTP (ADDR defaults to the
       loopback interface; any other address needs a bearer token in
@@ -195,21 +196,36 @@ func inspect(_ context.Context, args []string, env Env) int {
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tEXPOSED\tRETRY\tDEADLINE\tWHY")
+	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tRETRY\tDEADLINE\tWHY")
 	for _, r := range rows {
 		exposed := "no"
-		if r.Exposed {
+		switch {
+		case r.Confirm:
+			exposed = "confirm"
+		case r.Exposed:
 			exposed = "yes"
 		}
 		risk := r.Risk
 		if r.Override {
 			risk += " (config)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s; %s\n", r.Name, r.Method, r.Path, risk, exposed, r.Retry, r.Deadline,
-			strings.Join(r.Reasons, ", "), r.Exposure)
+		review, why := "", strings.Join(r.Reasons, "; ")
+		if r.Review {
+			review = "review"
+			why += "; REVIEW: " + strings.Join(r.ReviewReasons, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s. %s\n", r.Name, r.Method, r.Path, risk, review, exposed, r.Retry, r.Deadline,
+			why, r.Exposure)
 	}
 	tw.Flush()
-	fmt.Fprintf(env.Stdout, "\n%d tools: %s; %d exposed (%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass))
+	confirmed := ""
+	if sum.Confirm > 0 {
+		confirmed = fmt.Sprintf("; %d confirmed by a person call by call", sum.Confirm)
+	}
+	fmt.Fprintf(env.Stdout, "\n%d tools: %s; %d exposed (%s%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
+	if len(sum.Review) > 0 {
+		fmt.Fprintf(env.Stdout, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
+	}
 	fmt.Fprintf(env.Stdout, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(env.Stdout, "warning: %s\n", w)

@@ -68,6 +68,12 @@ func serve(ctx context.Context, args []string, env Env) int {
 		base = cfg.Upstream.URL
 	}
 	if base == "" && len(cat.Doc.Servers) > 0 {
+		if a := cfg.Upstream.Auth; a.Type != "none" {
+			// The document is untrusted: the server it names must not
+			// receive the secret unless a person named it too.
+			return cmd.fail(fmt.Errorf("upstream.auth sends the secret in $%s, but no upstream URL is configured, and the secret never goes to a server only the document names: give --upstream URL or upstream.url in the configuration",
+				a.Env))
+		}
 		base = cat.Doc.Servers[0]
 	}
 	if base == "" {

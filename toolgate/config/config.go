@@ -28,8 +28,54 @@ type Config struct {
 	// Deadline bounds each tool call by default: every attempt and every
 	// wait. Default 30 s.
 	Deadline time.Duration
-	Tags     map[string]Rule
-	Tools    map[string]Rule
+	// Expose is what is exposed by default: none, read, or read and write
+	// (the default). Destructive and privileged tools never are: a tag
+	// rule must name their class, or a tool rule enable the tool.
+	Expose Exposure
+	// ConfirmTimeout bounds the wait for a person's answer when a call
+	// needs their confirmation. Default 5 min.
+	ConfirmTimeout time.Duration
+	Tags           map[string]Rule
+	Tools          map[string]Rule
+}
+
+// Exposure is the risk classes a default or a rule exposes, and how the
+// configuration wrote it, for messages.
+type Exposure struct {
+	// Classes are the classes shown. Confirm, a subset of them, are those
+	// whose every call a person must accept before it is sent.
+	Classes Classes
+	Confirm Classes
+	As      string
+}
+
+// Classes is a set of risk classes.
+type Classes uint8
+
+// Has reports whether c holds class k.
+func (c Classes) Has(k risk.Class) bool { return c&(1<<k) != 0 }
+
+// With returns c with class k.
+func (c Classes) With(k risk.Class) Classes { return c | 1<<k }
+
+// ReadWrite is the default: read and write tools.
+var ReadWrite = Classes(0).With(risk.Read).With(risk.Write)
+
+// All is every class.
+var All = ReadWrite.With(risk.Destructive).With(risk.Privileged)
+
+// String names c's classes, joined with "+", or "none".
+func (c Classes) String() string {
+	var parts []string
+	for k := risk.Read; k <= risk.Privileged; k++ {
+		if c.Has(k) {
+			parts = append(parts, k.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
 }
 
 // Upstream is the API the tools call.
@@ -52,9 +98,14 @@ type Auth struct {
 // Rule is the settings of a tag or a tool; unset fields leave the decision
 // to the next level (tool over tag over default).
 type Rule struct {
-	// Expose, when set, shows or hides the tools; enabling a destructive
-	// or privileged tool takes an explicit true here.
-	Expose *bool
+	// Expose, when set, is what the rule exposes. For a tag, the classes
+	// of its tools that are shown, and those shown only with a person's
+	// confirmation of each call: true is read+write, false none, and
+	// destructive or privileged tools only when the rule names their
+	// class. For a tool, true shows it whatever its class (enabling a
+	// destructive or privileged tool is a per-tool act), confirm shows it
+	// with a person's confirmation of each call, and false hides it.
+	Expose *Exposure
 	// Risk overrides the class the engine decided.
 	Risk *risk.Class
 	// Retry sets how a tool may be retried once sent; only a tool's own
@@ -62,6 +113,35 @@ type Rule struct {
 	Retry *retry.Mode
 	// Deadline bounds the tool's calls.
 	Deadline time.Duration
+	// ConfirmTimeout bounds the wait for a person's confirmation.
+	ConfirmTimeout time.Duration
+	// Guard says which calls an open call of the tool holds back; only a
+	// tool's own rule may set it. Empty means GuardResource.
+	Guard Guard
+}
+
+// Guard says which calls a call that changes state holds back while its
+// outcome is open (in flight, or ambiguous).
+type Guard string
+
+const (
+	// GuardResource refuses every call of the tool on the same resource:
+	// the same path parameters, whatever the other arguments. It is the
+	// default: an agent that adds or changes one optional field after an
+	// ambiguous call is still retrying it.
+	GuardResource Guard = "resource"
+	// GuardIdentical refuses only a call with the same arguments, for
+	// tools where different arguments are certainly different effects.
+	GuardIdentical Guard = "identical"
+)
+
+// ParseGuard returns the guard named s.
+func ParseGuard(s string) (Guard, error) {
+	switch g := Guard(strings.TrimSpace(s)); g {
+	case GuardResource, GuardIdentical:
+		return g, nil
+	}
+	return "", fmt.Errorf("%q is not a guard: use resource (one open call per tool and resource, the default) or identical (one open call per tool and arguments)", s)
 }
 
 // Error is a mistake in a configuration: where it is, and what to write
@@ -93,9 +173,11 @@ func (e *Error) Error() string {
 }
 
 // Default is the configuration without a file: 30 s deadlines, no
-// authentication, nothing destructive or privileged exposed.
+// authentication, read and write tools exposed, nothing destructive or
+// privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, Upstream: Upstream{Auth: Auth{Type: "none"}}}
+	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: "none"}},
+		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
 }
 
 // Load reads the configuration file at path.
@@ -182,8 +264,16 @@ func (p *parser) root(n *yaml.Node) error {
 	return p.mapping(n, "", "upstream, defaults, tags and tools", []field{
 		{"upstream", p.upstream},
 		{"defaults", func(v *yaml.Node, path string) error {
-			return p.mapping(v, path, "{deadline: 30s}", []field{
+			return p.mapping(v, path, "{deadline: 30s, expose: read+write}", []field{
 				{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.Deadline) }},
+				{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.ConfirmTimeout) }},
+				{"expose", func(v *yaml.Node, path string) error {
+					e, err := p.exposure(v, path, defaultRule)
+					if e != nil {
+						p.cfg.Expose = *e
+					}
+					return err
+				}},
 			})
 		}},
 		{"tags", func(v *yaml.Node, path string) error { return p.rules(v, path, false, &p.cfg.Tags) }},
@@ -279,8 +369,15 @@ func (p *parser) rules(n *yaml.Node, path string, isTool bool, dst *map[string]R
 
 func (p *parser) rule(n *yaml.Node, path string, isTool bool) (Rule, error) {
 	var r Rule
+	kind := tagRule
+	if isTool {
+		kind = toolRule
+	}
 	err := p.mapping(n, path, "{expose: true}", []field{
-		{"expose", func(v *yaml.Node, path string) error { return boolean(v, path, &r.Expose) }},
+		{"expose", func(v *yaml.Node, path string) (err error) {
+			r.Expose, err = p.exposure(v, path, kind)
+			return err
+		}},
 		{"risk", func(v *yaml.Node, path string) error {
 			const want = "give read, write, destructive or privileged"
 			var s string
@@ -311,13 +408,183 @@ func (p *parser) rule(n *yaml.Node, path string, isTool bool) (Rule, error) {
 			return nil
 		}},
 		{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &r.Deadline) }},
+		{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &r.ConfirmTimeout) }},
+		{"guard", func(v *yaml.Node, path string) error {
+			const want = "give resource (one open call per tool and resource, the default) or identical (one open call per tool and arguments)"
+			var s string
+			if err := str(v, path, want, &s); err != nil || s == "" {
+				return err
+			}
+			if !isTool {
+				return &Error{Line: v.Line, Field: path, Msg: fmt.Sprintf("%s is %s; the guard is set per tool, never for a whole tag: "+
+					"give it to each tool that needs it, such as tools.NAME.guard: %s", path, describe(v), s)}
+			}
+			g, err := ParseGuard(s)
+			if err != nil {
+				return wrong(v, path, want)
+			}
+			r.Guard = g
+			return nil
+		}},
 	})
 	return r, err
+}
+
+// ruleKind is where an expose setting stands, which decides what it may say.
+type ruleKind int
+
+const (
+	defaultRule ruleKind = iota // none, read or read+write, or show and confirm
+	tagRule                     // true, false, classes, or show and confirm
+	toolRule                    // true, false or confirm
+)
+
+// exposure reads an expose setting: true or false; a class or classes
+// joined with "+" ("read+write"), "none", or a list of classes; a mapping
+// of the classes to show and those to show with a person's confirmation
+// of each call ({show: [read], confirm: [write]}); or, for a tool,
+// confirm. An empty value leaves the setting unset.
+func (p *parser) exposure(n *yaml.Node, path string, kind ruleKind) (*Exposure, error) {
+	n = deref(n)
+	if isNull(n) {
+		return nil, nil
+	}
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, wrong(n, path, "give true or false")
+		}
+		e := &Exposure{As: strconv.FormatBool(b)}
+		switch {
+		case b && kind == toolRule:
+			e.Classes = All
+		case b:
+			e.Classes = ReadWrite
+		}
+		return e, nil
+	case kind == toolRule && n.Kind == yaml.ScalarNode && strings.EqualFold(strings.TrimSpace(n.Value), "confirm"):
+		return &Exposure{Classes: All, Confirm: All, As: "confirm"}, nil
+	case kind == toolRule:
+		return nil, wrong(n, path, "a tool rule takes true (show this tool, whatever its class), "+
+			"confirm (show it, and have a person accept each call before it is sent) or false (hide it)")
+	case n.Kind == yaml.MappingNode:
+		return p.confirmedExposure(n, path, kind)
+	}
+	c, as, err := classList(n, path, kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Exposure{Classes: c, As: as}, nil
+}
+
+// confirmedExposure reads the mapping form of an expose setting: the
+// classes to show, and those to show with a person's confirmation.
+func (p *parser) confirmedExposure(n *yaml.Node, path string, kind ruleKind) (*Exposure, error) {
+	var show, confirm Classes
+	var confirmLine int
+	var keys []string
+	as := map[string]string{}
+	// A key read again, through a merge (<<), replaces what it held.
+	read := func(key string, dst *Classes) func(v *yaml.Node, path string) error {
+		return func(v *yaml.Node, path string) error {
+			c, written, err := classList(v, path, kind)
+			if err != nil {
+				return err
+			}
+			if _, seen := as[key]; !seen {
+				keys = append(keys, key)
+			}
+			as[key], *dst = written, c
+			if key == "confirm" {
+				confirmLine = v.Line
+			}
+			return nil
+		}
+	}
+	const advice = ": show lists the classes shown, confirm the classes shown with a person's confirmation of each call, " +
+		"such as {show: [read], confirm: [write]}"
+	if err := p.mappingAdvised(n, path, "{show: [read], confirm: [write]}", advice, []field{
+		{"show", read("show", &show)},
+		{"confirm", read("confirm", &confirm)},
+	}); err != nil {
+		return nil, err
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + as[k]
+	}
+	e := &Exposure{Classes: show | confirm, Confirm: confirm, As: "{" + strings.Join(parts, ", ") + "}"}
+	if both := show & confirm; both != 0 {
+		return nil, &Error{Line: confirmLine, Field: path, Msg: fmt.Sprintf("%s is %s; %s is both in show and in confirm: list it in one of them", path, e.As, both)}
+	}
+	return e, nil
+}
+
+// classList reads a class, classes joined with "+", "none", or a list of
+// classes, and how the configuration wrote it. An empty value is none.
+func classList(n *yaml.Node, path string, kind ruleKind) (Classes, string, error) {
+	n = deref(n)
+	var names []*yaml.Node
+	var as string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		as = n.Value
+		if v := strings.TrimSpace(strings.ToLower(n.Value)); v != "none" && !isNull(n) {
+			for _, name := range strings.FieldsFunc(v, func(r rune) bool { return r == '+' || r == ',' || r == ' ' }) {
+				names = append(names, &yaml.Node{Kind: yaml.ScalarNode, Value: name, Line: n.Line})
+			}
+		}
+	case yaml.SequenceNode:
+		var parts []string
+		for _, item := range n.Content {
+			if item = deref(item); item.Kind != yaml.ScalarNode {
+				return 0, "", &Error{Line: item.Line, Field: path, Msg: fmt.Sprintf("%s lists %s; list the classes by name: read, write, destructive or privileged", path, describe(item))}
+			}
+			names = append(names, item)
+			parts = append(parts, item.Value)
+		}
+		as = "[" + strings.Join(parts, ", ") + "]"
+	default:
+		return 0, "", wrong(n, path, "give none, a class, classes joined with + such as read+write, or a list of classes such as [read, write]")
+	}
+	var c Classes
+	for _, name := range names {
+		if strings.EqualFold(strings.TrimSpace(name.Value), "confirm") {
+			return 0, "", &Error{Line: name.Line, Field: path, Msg: fmt.Sprintf("%s %s; confirm alone is for a tool: "+
+				"a tag or the default names the classes a person confirms, such as {show: [read], confirm: [write]}", path, writes(as, name.Value))}
+		}
+		k, err := risk.Parse(name.Value)
+		if err != nil {
+			return 0, "", &Error{Line: name.Line, Field: path, Msg: fmt.Sprintf("%s %s, which is not a risk class; give read, write, destructive or privileged (or none)", path, writes(as, name.Value))}
+		}
+		if kind == defaultRule && k > risk.Write {
+			return 0, "", &Error{Line: n.Line, Field: path, Msg: fmt.Sprintf("%s is %q; the default exposes none, read or read+write: "+
+				"expose %s tools by tag (expose: [read, write, %s]) or one by one (tools.NAME.expose: confirm or true)", path, as, k, k)}
+		}
+		c = c.With(k)
+	}
+	return c, as, nil
+}
+
+// writes says how a setting written as names one of its classes: "is
+// "confirm"" when that is the whole value, else "names "confirm"".
+func writes(as, name string) string {
+	if strings.EqualFold(strings.TrimSpace(as), strings.TrimSpace(name)) {
+		return "is " + strconv.Quote(as)
+	}
+	return "names " + strconv.Quote(name)
 }
 
 // mapping reads n, a mapping whose keys must be among fields; example
 // shows what one looks like. An empty value is an empty mapping.
 func (p *parser) mapping(n *yaml.Node, path, example string, fields []field) error {
+	return p.mappingAdvised(n, path, example, "", fields)
+}
+
+// mappingAdvised is mapping, with advice that follows the list of the
+// settings when a key is not one of them.
+func (p *parser) mappingAdvised(n *yaml.Node, path, example, advice string, fields []field) error {
 	n = deref(n)
 	if isNull(n) {
 		return nil
@@ -336,7 +603,7 @@ func (p *parser) mapping(n *yaml.Node, path, example string, fields []field) err
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Tag == "!!merge" { // <<: *defaults
-			if err := p.merge(v, path, example, fields); err != nil {
+			if err := p.merge(v, path, example, advice, fields); err != nil {
 				return err
 			}
 			continue
@@ -348,7 +615,7 @@ func (p *parser) mapping(n *yaml.Node, path, example string, fields []field) err
 		seen[k.Value] = k.Line
 		i := slices.IndexFunc(fields, func(f field) bool { return f.name == k.Value })
 		if i < 0 {
-			return &Error{Line: k.Line, Field: where, Msg: unknownField(path, k.Value, names)}
+			return &Error{Line: k.Line, Field: where, Msg: unknownField(path, k.Value, names) + advice}
 		}
 		if err := fields[i].read(v, where); err != nil {
 			return err
@@ -359,17 +626,17 @@ func (p *parser) mapping(n *yaml.Node, path, example string, fields []field) err
 
 // merge reads the mappings a merge key names as if they were written in
 // place.
-func (p *parser) merge(v *yaml.Node, path, example string, fields []field) error {
+func (p *parser) merge(v *yaml.Node, path, example, advice string, fields []field) error {
 	v = deref(v)
 	if v.Kind == yaml.SequenceNode {
 		for _, m := range v.Content {
-			if err := p.mapping(m, path, example, fields); err != nil {
+			if err := p.mappingAdvised(m, path, example, advice, fields); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return p.mapping(v, path, example, fields)
+	return p.mappingAdvised(v, path, example, advice, fields)
 }
 
 // unknownField says that a mapping has no field name, suggesting the
@@ -433,19 +700,6 @@ func str(n *yaml.Node, path, want string, dst *string) error {
 		return wrong(n, path, want)
 	}
 	*dst = strings.TrimSpace(n.Value)
-	return nil
-}
-
-func boolean(n *yaml.Node, path string, dst **bool) error {
-	n = deref(n)
-	if isNull(n) {
-		return nil
-	}
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-		return wrong(n, path, "give true or false")
-	}
-	*dst = &b
 	return nil
 }
 

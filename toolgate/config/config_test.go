@@ -27,7 +27,7 @@ tags:
 tools:
   createOrder: {retry: opted_in, risk: destructive}
   listOrders:
-  deleteOrder: {expose: yes}
+  deleteOrder: {expose: true}
 `))
 	if err == nil {
 		t.Fatal("a top-level setting that is not one (base) was accepted")
@@ -47,7 +47,7 @@ tags:
 tools:
   createOrder: {retry: opted_in, risk: destructive}
   listOrders:
-  deleteOrder: {expose: yes}
+  deleteOrder: {expose: true}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ tools:
 	if c.Deadline != 20*time.Second {
 		t.Errorf("deadline %v", c.Deadline)
 	}
-	if o := c.Tags["orders"]; o.Expose == nil || !*o.Expose || o.Deadline != 5*time.Second {
+	if o := c.Tags["orders"]; o.Expose == nil || o.Expose.Classes != config.ReadWrite || o.Deadline != 5*time.Second {
 		t.Errorf("orders, merged from payments: %+v", o)
 	}
 	if r := c.Tools["createOrder"]; r.Retry == nil || *r.Retry != retry.OptedIn || r.Risk == nil || *r.Risk != risk.Destructive {
@@ -67,11 +67,51 @@ tools:
 	if _, ok := c.Tools["listOrders"]; !ok {
 		t.Error("a tool named without settings is dropped")
 	}
-	if r := c.Tools["deleteOrder"]; r.Expose == nil || !*r.Expose {
+	if r := c.Tools["deleteOrder"]; r.Expose == nil || !r.Expose.Classes.Has(risk.Destructive) {
 		t.Errorf("deleteOrder %+v", r)
 	}
 	if c, err := config.Parse(nil); err != nil || c.Upstream.Auth.Type != "none" || c.Deadline != 30*time.Second {
 		t.Errorf("an empty configuration: %+v, %v", c, err)
+	}
+}
+
+// TestParseConfirmAndGuard reads what a person confirms, how long they
+// have, and the guard, at each level where each may be set.
+func TestParseConfirmAndGuard(t *testing.T) {
+	c, err := config.Parse([]byte(`
+defaults:
+  confirm_timeout: 45s
+  expose: {show: read, confirm: write}
+tags:
+  payments:
+    expose:
+      confirm: [destructive]
+      show: [read]
+    confirm_timeout: 2m
+tools:
+  refundOrder: {expose: confirm, confirm_timeout: 10s, guard: identical}
+  deleteOrder: {expose: false}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write, destructive := config.Classes(0).With(risk.Write), config.Classes(0).With(risk.Destructive)
+	if e := c.Expose; e.Classes != config.ReadWrite || e.Confirm != write || e.As != "{show: read, confirm: write}" || c.ConfirmTimeout != 45*time.Second {
+		t.Errorf("defaults: %+v, confirm_timeout %v", e, c.ConfirmTimeout)
+	}
+	if r := c.Tags["payments"]; r.Expose == nil || r.Expose.Classes != destructive.With(risk.Read) || r.Expose.Confirm != destructive ||
+		r.Expose.As != "{confirm: [destructive], show: [read]}" || r.ConfirmTimeout != 2*time.Minute {
+		t.Errorf("payments: %+v %+v", r, r.Expose)
+	}
+	if r := c.Tools["refundOrder"]; r.Expose == nil || r.Expose.Classes != config.All || r.Expose.Confirm != config.All ||
+		r.ConfirmTimeout != 10*time.Second || r.Guard != config.GuardIdentical {
+		t.Errorf("refundOrder: %+v %+v", r, r.Expose)
+	}
+	if r := c.Tools["deleteOrder"]; r.Expose == nil || r.Expose.Classes != 0 || r.Expose.Confirm != 0 || r.Guard != "" {
+		t.Errorf("deleteOrder: %+v %+v", r, r.Expose)
+	}
+	if d := config.Default(); d.ConfirmTimeout != 5*time.Minute || d.Expose.Confirm != 0 {
+		t.Errorf("default: %+v", d)
 	}
 }
 
@@ -80,9 +120,9 @@ tools:
 func TestMistakes(t *testing.T) {
 	for _, tt := range []struct{ yaml, want string }{
 		{"tools:\n  createOrder:\n    expose: maybe\n",
-			`line 3: tools.createOrder.expose is "maybe"; give true or false`},
+			`line 3: tools.createOrder.expose is "maybe"; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)`},
 		{"tools:\n  createOrder:\n    exposed: true\n",
-			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry and deadline`},
+			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout and guard`},
 		{"tool:\n  createOrder: {}\n",
 			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, defaults, tags and tools`},
 		{"tools: [createOrder]\n",
@@ -115,6 +155,12 @@ func TestMistakes(t *testing.T) {
 			`line 3: tools.a is given twice (first on line 2)`},
 		{"tools:\n  a: {expose: true, expose: false}\n",
 			`line 2: tools.a.expose is given twice (first on line 2)`},
+		{"tags:\n  a:\n    expose:\n      show: read\n      show: write\n",
+			`line 5: tags.a.expose.show is given twice (first on line 4)`},
+		{"tools:\n  a: {expose: {show: read}}\n",
+			`line 2: tools.a.expose is a mapping; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)`},
+		{"defaults:\n  confirm_timeout: 0s\n",
+			`line 2: defaults.confirm_timeout is "0s"; give a duration such as 30s or 2m, up to 1h`},
 		{"tools:\n\ta: {}\n",
 			`line 2: not valid YAML: found character that cannot start any token (YAML indents with spaces, never tabs)`},
 		{"tools: {a: [}\n",
@@ -133,7 +179,7 @@ func TestLoadNamesTheFile(t *testing.T) {
 	path := filepath.Join(dir, "toolgate.yaml")
 	os.WriteFile(path, []byte("tools:\n  a:\n    expose: perhaps\n"), 0o600)
 	_, err := config.Load(path)
-	if err == nil || err.Error() != path+`, line 3: tools.a.expose is "perhaps"; give true or false` {
+	if err == nil || err.Error() != path+`, line 3: tools.a.expose is "perhaps"; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)` {
 		t.Errorf("got %v", err)
 	}
 	for file, want := range map[string]string{

@@ -1,6 +1,16 @@
 // Package risk classifies API operations for toolgate: read, write,
 // destructive or privileged, from the method and from the evidence the
-// document gives, each classification with its reasons.
+// document gives, each classification with its reasons, and a flag where
+// the evidence disagrees, so that a person looks there first.
+//
+// The evidence is words, read where they stand: the verb of an
+// operation's id, summary and description (merge, revoke, capture, exec),
+// the nouns of its path, whole or inside compound words (rolebinding,
+// webhook, kubeconfig, secrets), phrases of its description ("cannot be
+// undone", "must have admin access"), the top level of its request body
+// (an action chosen by an enum, a force flag), its OAuth scopes and its
+// x-risk extension. None of it names an API: every document is read the
+// same way.
 package risk
 
 import (
@@ -43,164 +53,385 @@ func Parse(s string) (Class, error) {
 			return Class(i), nil
 		}
 	}
-	return 0, fmt.Errorf("risk: unknown class %q: use read, write, destructive or privileged", s)
+	return 0, fmt.Errorf("unknown class %q: use read, write, destructive or privileged", s)
 }
 
 // Assessment is a classification and why.
 type Assessment struct {
 	Class   Class    `json:"class"`
 	Reasons []string `json:"reasons"`
+	// Review says where the evidence disagrees: a person should look at
+	// these operations first. Empty when it agrees.
+	Review []string `json:"review,omitempty"`
 }
 
 // raise moves the assessment up to c, noting why; it never lowers it.
 func (a *Assessment) raise(c Class, why string) {
+	for _, r := range a.Reasons {
+		if r == why {
+			return
+		}
+	}
 	a.Reasons = append(a.Reasons, why)
 	if c > a.Class {
 		a.Class = c
 	}
 }
 
-// destructiveVerbs mark operations that destroy or undo: whole words, with
-// the endings below, in text whose camelCase is split into words.
-var destructiveVerbs = words("delete deletion remove removal purge destroy cancel refund revoke terminate reset wipe erase drop truncate void kill uninstall disable deactivate unpublish")
+// note adds a reason that does not change the class.
+func (a *Assessment) note(why string) { a.Reasons = append(a.Reasons, why) }
 
-var verbEndings = []string{"s", "d", "ed", "es", "ing", "led", "ling", "lation", "ion", "ions"}
+// flag asks for a person's review, saying why.
+func (a *Assessment) flag(why string) { a.Review = append(a.Review, why) }
 
-// credentialResources are paths whose data is a secret: any operation on
-// them is privileged, reading included.
-var credentialResources = words("key keys token tokens secret secrets credential credentials password passwords ssh-key ssh-keys gpg-key gpg-keys oauth private-key api-key api-keys signing")
-
-// accessResources are paths that govern who may do what, and
-// accountResources paths that hold accounts and money: changing either is
-// privileged.
-var (
-	accessResources = words("admin administrator administrators member members membership memberships role roles permission permissions " +
-		"collaborator collaborators invitation invitations team teams owner owners policies policy access sso saml scim")
-	accountResources = words("user users account accounts billing payment payments settings")
-)
-
-func words(list string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(list) {
-		m[w] = true
-	}
-	return m
-}
-
-// destructiveVerb returns the first destructive verb in text, without its
-// ending, or "". Words are runs of letters; a lower-case letter or digit
-// followed by an upper-case one also ends a word ("cancelSubscription").
-func destructiveVerb(text string) string {
-	start := -1
-	for i := 0; i <= len(text); i++ {
-		letter := i < len(text) && isLetter(text[i])
-		boundary := !letter || (i > 0 && isUpper(text[i]) && (isLower(text[i-1]) || isDigit(text[i-1])))
-		if boundary && start >= 0 {
-			if v := verb(strings.ToLower(text[start:i])); v != "" {
-				return v
-			}
-			start = -1
-		}
-		if letter && start < 0 {
-			start = i
-		}
-	}
-	return ""
-}
-
-// verb returns the destructive verb that the word w is, with or without
-// an ending, or "".
-func verb(w string) string {
-	if destructiveVerbs[w] {
-		return w
-	}
-	for _, e := range verbEndings {
-		if base, ok := strings.CutSuffix(w, e); ok && destructiveVerbs[base] {
-			return base
-		}
-	}
-	return ""
-}
-
-// pathWord returns the first segment of path, or part of a segment
-// between _, . and -, that is in set, or "".
-func pathWord(path string, set map[string]bool) string {
-	for seg := range strings.SplitSeq(strings.ToLower(path), "/") {
-		if set[seg] {
-			return seg
-		}
-		for part := range strings.FieldsFuncSeq(seg, func(r rune) bool { return r == '_' || r == '.' || r == '-' }) {
-			if set[part] {
-				return part
-			}
-		}
-	}
-	return ""
-}
-
-func isLetter(c byte) bool { return isLower(c) || isUpper(c) }
-func isLower(c byte) bool  { return 'a' <= c && c <= 'z' }
-func isUpper(c byte) bool  { return 'A' <= c && c <= 'Z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
-
-// privilegedScopes and writeScopes are words in OAuth scopes.
-var (
-	privilegedScopes = regexp.MustCompile(`(?i)(admin|owner|superuser|root|manage|sudo)`)
-	writeScopes      = regexp.MustCompile(`(?i)(write|delete|modify|create|update)`)
-)
-
-// Assess classifies op.
-func Assess(op *spec.Operation) Assessment {
+// Assess classifies op. doc, when not nil, is op's document: it lets the
+// engine read the request body's schema through its references.
+func Assess(op *spec.Operation, doc *spec.Document) Assessment {
 	var a Assessment
-	switch op.Method {
-	case "GET", "HEAD", "OPTIONS", "TRACE":
-		a.Reasons = append(a.Reasons, op.Method+" reads")
-	case "DELETE":
+	v := newView(op)
+	switch {
+	case v.safe:
+		a.note(op.Method + " reads")
+	case op.Method == "DELETE":
 		a.raise(Destructive, "DELETE removes")
 	default:
 		a.raise(Write, op.Method+" changes state")
 	}
-	mutating := a.Class > Read
-
-	if word := destructiveVerb(op.ID + " " + op.Summary + " " + op.Path); word != "" {
-		if mutating {
-			a.raise(Destructive, fmt.Sprintf("%q in the operation", word))
-		} else {
-			a.Reasons = append(a.Reasons, fmt.Sprintf("%q in the operation, but a %s cannot destroy", word, op.Method))
+	changing := !v.safe
+	if a.reachIn(v, changing) && v.safe {
+		a.Reasons[0] = op.Method + ", but it opens a connection rather than read"
+		changing = true
+	}
+	if !changing {
+		changing = a.changingRead(v)
+	}
+	if changing {
+		a.verbs(v)
+		a.money(v)
+		a.changedNouns(v)
+	}
+	a.secrets(v, changing)
+	a.description(v, changing)
+	a.scopes(v, changing)
+	if !v.safe && a.Class < Privileged {
+		a.body(doc, v) // what a body says can raise no further than that
+	}
+	a.extensions(op)
+	if a.Class == Write && !v.safe {
+		if w, _, _ := verbIn(splitWords(firstSentence(v.description())), nameSlot, destroys, irreversible, movesMoney, approves); w != "" {
+			a.flag(fmt.Sprintf("its description speaks of %q, its name does not: is it more than a write?", w))
 		}
 	}
-	if w := pathWord(op.Path, credentialResources); w != "" {
-		a.raise(Privileged, fmt.Sprintf("credentials in the path (%q)", w))
+	return a
+}
+
+// changingRead decides whether a GET (or HEAD, OPTIONS, TRACE) changes
+// state after all: HTTP says it is safe, but its name may say it revokes,
+// uninstalls or requests. A GET that changes state is not retried once
+// sent, and is classed by what it changes.
+func (a *Assessment) changingRead(v *view) bool {
+	if r, _, _ := verbIn(v.lead, verbSlot, reads); r != "" {
+		return false // its own verb says it reads: "Check if a pull request has been merged"
 	}
-	if !mutating {
-		// Reading who may do what is not privileged; changing it is.
-	} else if w := pathWord(op.Path, accessResources); w != "" {
-		a.raise(Privileged, fmt.Sprintf("changes who may do what (%q in the path)", w))
-	} else if w := pathWord(op.Path, accountResources); w != "" {
-		a.raise(Privileged, fmt.Sprintf("changes accounts or billing (%q in the path)", w))
+	var final []string
+	if n := len(v.last); n > 0 {
+		final = v.last[n-1:]
 	}
-	for _, req := range op.Security {
+	state := []kind{changes, destroys, irreversible, movesMoney, approves}
+	word, _, k := verbIn(v.lead, verbSlot, state...)
+	if word == "" {
+		word, _, k = verbIn(final, getSlot, state...)
+	}
+	if word == "" {
+		return false
+	}
+	if r, _, _ := verbIn(final, verbSlot, reads); r != "" {
+		a.flag(fmt.Sprintf("its name says both that it reads (%q) and that it changes state (%q): classed as a read", r, word))
+		return false
+	}
+	a.Reasons[0] = v.op.Method + ", but its name says it does more than read"
+	c, claim := Write, claims[changes]
+	switch k {
+	case destroys, irreversible, movesMoney:
+		c, claim = Destructive, claims[k]
+	case approves:
+		c, claim = Privileged, claims[k]
+	}
+	a.raise(c, fmt.Sprintf("%s (%q in its name)", claim, word))
+	return true
+}
+
+// reachIn finds operations that run commands in, attach to or proxy into
+// a running system, whatever their method: a GET that opens a shell is
+// no read. Adding a container to a running one is the same act.
+func (a *Assessment) reachIn(v *view, changing bool) bool {
+	places := append([][]string{v.id, v.summary}, v.segments...)
+	for _, words := range places {
+		w, verb, _ := verbIn(words, actionSlot, reachesIn)
+		if w == "" || verb == "attach" && !a.attachesToProcess(v) {
+			continue
+		}
+		a.raise(Privileged, fmt.Sprintf("%s (%q)", claims[reachesIn], w))
+		return true
+	}
+	for _, j := range v.joined {
+		// Compounds: "portforward", "ephemeralcontainers".
+		if strings.Contains(j, "portforward") || changing && strings.Contains(j, "ephemeralcontainer") {
+			a.raise(Privileged, fmt.Sprintf("%s (%q)", claims[reachesIn], v.spelt(j)))
+			return true
+		}
+	}
+	return false
+}
+
+// attachesToProcess says whether an operation attaches to something that
+// runs (a container, a process, a console), not a thing to a thing.
+func (a *Assessment) attachesToProcess(v *view) bool {
+	for _, words := range [][]string{v.named, v.pathWords} {
+		for _, w := range words {
+			if processNouns[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// verbs applies the verbs of a changing operation: destroying, undoing,
+// merging, transferring, approving.
+func (a *Assessment) verbs(v *view) {
+	kinds := []kind{destroys, irreversible, approves}
+	for _, p := range []struct {
+		words []string
+		at    where
+	}{{v.lead, verbSlot}, {v.last, actionSlot}, {v.id, nameSlot}, {v.summary, nameSlot}} {
+		w, _, k := verbIn(p.words, p.at, kinds...)
+		if w == "" {
+			continue
+		}
+		c := Destructive
+		if k == approves {
+			c = Privileged
+		}
+		a.raise(c, fmt.Sprintf("%s (%q in its name)", claims[k], w))
+		return
+	}
+}
+
+// moneyContext returns the noun of money in an operation's path, id or
+// summary, if it is about payments.
+func (a *Assessment) moneyContext(v *view) string {
+	for _, words := range append([][]string{v.id, v.summary}, v.segments...) {
+		for _, w := range words {
+			if moneyNouns[w] {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// baseOf returns the verb w is a form of, or w.
+func baseOf(w string) string {
+	if v, _ := lemma(w); v != "" {
+		return v
+	}
+	return w
+}
+
+// money finds operations that move money: by their verb (pay, capture,
+// refund), by creating a payment, charge or payout, or by confirming or
+// processing one.
+func (a *Assessment) money(v *view) {
+	if w, _, _ := verbIn(v.lead, verbSlot, movesMoney); w != "" {
+		a.raise(Destructive, fmt.Sprintf("%s (%q in its name)", claims[movesMoney], w))
+		return
+	}
+	if w, _, _ := verbIn(v.last, actionSlot, movesMoney); w != "" {
+		a.raise(Destructive, fmt.Sprintf("%s (%q in its name)", claims[movesMoney], w))
+		return
+	}
+	if n := len(v.last); n > 0 && v.create && moneyNouns[v.last[n-1]] && strings.HasSuffix(v.last[n-1], "s") {
+		a.raise(Destructive, fmt.Sprintf("%s: it creates %s, and creating one moves money", claims[movesMoney], v.last[n-1]))
+		return
+	}
+	for _, words := range [][]string{v.lead, v.last} {
+		for _, w := range words {
+			if noun := a.moneyContext(v); noun != "" && moneyActions[baseOf(w)] {
+				a.raise(Destructive, fmt.Sprintf("%s: %q, said of %q", claims[movesMoney], w, noun))
+				return
+			}
+		}
+	}
+}
+
+// changedNouns applies the nouns of what a changing operation changes:
+// access, the account itself, billing, where events go, certificates.
+func (a *Assessment) changedNouns(v *view) {
+	path, named := v.pathWords, v.named
+	for _, r := range []struct {
+		nouns nouns
+		class Class
+		claim string
+	}{
+		{accessNouns, Privileged, "it changes who may do what"},
+		{adminNouns, Privileged, "it is an administrator's act"},
+		{webhookNouns, Privileged, "it changes where events and data are sent"},
+		{certNouns, Privileged, "it changes certificates that prove identity"},
+		{billingNouns, Privileged, "it changes billing or spending"},
+	} {
+		if w := r.nouns.in(path); w != "" {
+			a.raise(r.class, fmt.Sprintf("%s (%q in the path)", r.claim, v.spelt(w)))
+		} else if w := r.nouns.in(named); w != "" {
+			a.raise(r.class, fmt.Sprintf("%s (%q in its name)", r.claim, w))
+		}
+	}
+	if n := len(v.segments); n > 0 {
+		if w := accountNouns.in(v.segments[n-1]); w != "" {
+			a.raise(Privileged, fmt.Sprintf("it changes an account or organization itself (%q is what it changes)", w))
+		}
+	}
+}
+
+// secrets finds credentials: reading them is privileged too. Keys that
+// are public by nature (a user's SSH or GPG keys, a JWKS) are no secret to
+// read, but adding or removing them changes who may get in.
+func (a *Assessment) secrets(v *view, changing bool) {
+	path, named := v.pathWords, v.named
+	if !changing && a.readsPublicKey(v) {
+		a.note(fmt.Sprintf("what it reads is a public key, no secret (%q)", strings.Join(v.last, "-")))
+		return
+	}
+	if !changing {
+		named = v.id
+	}
+	find := func(words []string) string {
+		for _, w := range words {
+			if w != "key" && w != "keys" && secretNouns.in([]string{w}) != "" {
+				return w
+			}
+		}
+		for _, w := range words {
+			if w == "key" || w == "keys" || strings.HasSuffix(w, "key") || strings.HasSuffix(w, "keys") {
+				if secretNouns.in([]string{w}) != "" {
+					return w
+				}
+			}
+		}
+		return ""
+	}
+	w, where := v.spelt(find(path)), "in the path"
+	if w == "" {
+		w, where = find(named), "in its name"
+	}
+	if w == "" {
+		return
+	}
+	if (w == "key" || w == "keys") && a.publicKeys(v) != "" {
+		if changing {
+			a.raise(Privileged, fmt.Sprintf("it adds or removes keys that let someone in (%q %s)", w, where))
+		} else {
+			a.note(fmt.Sprintf("the keys here are public keys, not secrets (%q)", a.publicKeys(v)))
+		}
+		return
+	}
+	if changing {
+		a.raise(Privileged, fmt.Sprintf("it creates, changes or uses credentials (%q %s)", w, where))
+	} else {
+		a.raise(Privileged, fmt.Sprintf("it reads credentials, which is privileged too (%q %s)", w, where))
+	}
+}
+
+// readsPublicKey says whether what an operation reads, its path's final
+// segment, is a public key ("/secrets/public-key").
+func (a *Assessment) readsPublicKey(v *view) bool {
+	key, public := false, false
+	for _, w := range v.last {
+		key = key || w == "key" || w == "keys"
+		public = public || publicKeyWords[w]
+	}
+	return key && public
+}
+
+// publicKeys returns the word that says an operation's keys are public.
+func (a *Assessment) publicKeys(v *view) string {
+	for _, words := range append([][]string{v.id, v.summary}, v.segments...) {
+		for _, w := range words {
+			if publicKeyWords[w] {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	// cannotUndo are phrases of descriptions that say a change is final.
+	cannotUndo = regexp.MustCompile(`\b(?:cannot|can't|can not) be (?:undone|reversed|recovered)|\birreversibl[ey]\b|\bnot reversible\b|\bpermanently (?:delete|remove|destroy|erase)s?\b|\bis permanent\b`)
+	// adminOnly are phrases that say only administrators or owners may
+	// call an operation.
+	adminOnly = regexp.MustCompile(`\bmust (?:be|have) (?:an? |the )?(?:[a-z]+ )?(?:owner|admin|administrator)s?\b|\b(?:admin|administrator|owner)s? (?:or [a-z]+(?: [a-z]+)? )?(?:access|permissions?|rights|privileges)\b|\badmin:[a-z_]+\b|\bonly (?:[a-z]+ )?(?:owners|admins|administrators) (?:can|may)\b`)
+)
+
+// The words the phrases above are looked for around, and words one of
+// which must be near for an admin phrase to match.
+var (
+	undoKeys   = []string{"undone", "reversed", "recovered", "reversib", "permanent"}
+	adminKeys  = []string{"admin", "owner"}
+	adminHints = []string{"must", "access", "permission", "rights", "privilege", "admin:", "only"}
+)
+
+// description applies phrases of the description.
+func (a *Assessment) description(v *view, changing bool) {
+	if !changing {
+		return // reading is no less a read for being an administrator's
+	}
+	if m := phrase(v.description(), cannotUndo, undoKeys, nil); m != "" {
+		a.raise(Destructive, fmt.Sprintf("its description says it cannot be undone (%q)", m))
+	}
+	if m := phrase(v.description(), adminOnly, adminKeys, adminHints); m != "" {
+		a.raise(Privileged, fmt.Sprintf("its description says only administrators or owners may do it (%q)", m))
+	}
+}
+
+// privilegedScopes and writeScopes are words in OAuth scopes.
+var (
+	privilegedScopes = regexp.MustCompile(`(?i)(admin|owner|superuser|root|manage|sudo)`)
+	writeScopes      = regexp.MustCompile(`(?i)(write|delete|modify|create|update|execute|share)`)
+)
+
+// scopes applies the OAuth scopes an operation needs.
+func (a *Assessment) scopes(v *view, changing bool) {
+	for _, req := range v.op.Security {
 		for scheme, scopes := range req {
 			for _, s := range scopes {
 				switch {
+				case privilegedScopes.MatchString(s) && changing:
+					a.raise(Privileged, fmt.Sprintf("it needs the %s scope %q", scheme, s))
 				case privilegedScopes.MatchString(s):
-					a.raise(Privileged, fmt.Sprintf("needs the %s scope %q", scheme, s))
+					a.note(fmt.Sprintf("it needs the %s scope %q, an administrator's; to read, that alone does not make it privileged", scheme, s))
 				case writeScopes.MatchString(s) && a.Class < Write:
-					a.raise(Write, fmt.Sprintf("needs the %s scope %q", scheme, s))
+					a.raise(Write, fmt.Sprintf("it needs the %s scope %q, which writes", scheme, s))
+					a.flag(fmt.Sprintf("the method says it reads, its %s scope %q says it writes", scheme, s))
 				}
 			}
 		}
 	}
-	// The document may raise the class; it never lowers it: a document is
-	// untrusted, and only the operator's config may lower a class.
+}
+
+// extensions applies x-risk, which may raise the class but never lower
+// it (a document is untrusted: only the operator's configuration may lower
+// a class), and x-openai-isConsequential.
+func (a *Assessment) extensions(op *spec.Operation) {
 	if raw, ok := op.Extensions["x-risk"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if c, err := Parse(s); err == nil {
 				if c > a.Class {
-					a.raise(c, "x-risk: "+c.String())
-				} else {
-					a.Reasons = append(a.Reasons, "x-risk: "+c.String()+" (the document cannot lower the class)")
+					a.raise(c, "the document says x-risk: "+c.String())
+				} else if c < a.Class {
+					a.note("the document says x-risk: " + c.String() + ", but a document cannot lower the class")
+					a.flag(fmt.Sprintf("the document calls it %s, the engine %s", c, a.Class))
 				}
 			}
 		}
@@ -208,8 +439,7 @@ func Assess(op *spec.Operation) Assessment {
 	if raw, ok := op.Extensions["x-openai-isConsequential"]; ok {
 		var b bool
 		if json.Unmarshal(raw, &b) == nil && b && a.Class < Write {
-			a.raise(Write, "x-openai-isConsequential: true")
+			a.raise(Write, "the document says x-openai-isConsequential: true")
 		}
 	}
-	return a
 }

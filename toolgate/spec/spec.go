@@ -65,21 +65,6 @@ type Operation struct {
 	Where string
 }
 
-// Parameter is a path, query or header parameter.
-type Parameter struct {
-	Name, In    string
-	Required    bool
-	Description string
-	Schema      json.RawMessage
-}
-
-// Body is a request body.
-type Body struct {
-	Required    bool
-	ContentType string
-	Schema      json.RawMessage
-}
-
 // rawDocument is the document's top level, kept raw below it.
 type rawDocument struct {
 	OpenAPI string `json:"openapi"`
@@ -236,6 +221,7 @@ type rawOperation struct {
 	RequestBody json.RawMessage            `json:"requestBody"`
 	Responses   map[string]json.RawMessage `json:"responses"`
 	Security    *[]map[string][]string     `json:"security"`
+	Consumes    []string                   `json:"consumes"` // Swagger 2.0
 }
 
 func (d *Document) operations() error {
@@ -304,7 +290,7 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 				op.Body = body
 				continue
 			}
-			if par.In == "cookie" || par.In == "formData" && d.Version != "2.0" {
+			if par.In == "formData" && d.Version != "2.0" {
 				continue
 			}
 			key := par.In + ":" + par.Name
@@ -318,7 +304,7 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 		op.Parameters = append(op.Parameters, params[k])
 	}
 	if d.Version == "2.0" {
-		d.formBody(op, ro)
+		d.swagger2Body(op, ro)
 	} else if len(ro.RequestBody) > 0 {
 		body, err := d.requestBody(ro.RequestBody, where+".requestBody")
 		if err != nil {
@@ -332,124 +318,6 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 	}
 	op.Output = out
 	return op, nil
-}
-
-// parameter resolves one parameter; a Swagger 2.0 body parameter comes back
-// as a Body.
-func (d *Document) parameter(raw json.RawMessage, where string) (Parameter, *Body, error) {
-	raw, err := d.deref(raw, where)
-	if err != nil {
-		return Parameter{}, nil, err
-	}
-	var p struct {
-		Name        string          `json:"name"`
-		In          string          `json:"in"`
-		Required    bool            `json:"required"`
-		Description string          `json:"description"`
-		Schema      json.RawMessage `json:"schema"`
-		Type        string          `json:"type"` // Swagger 2.0 non-body parameters
-		Format      string          `json:"format"`
-		Items       json.RawMessage `json:"items"`
-		Enum        json.RawMessage `json:"enum"`
-	}
-	if err := decode(raw, &p); err != nil {
-		return Parameter{}, nil, fmt.Errorf("spec: %s: %v", where, err)
-	}
-	if p.Name == "" || p.In == "" {
-		return Parameter{}, nil, fmt.Errorf("spec: %s: a parameter needs a name and an \"in\"", where)
-	}
-	if d.Version == "2.0" {
-		if p.In == "body" {
-			return Parameter{}, &Body{Required: p.Required, ContentType: "application/json", Schema: p.Schema}, nil
-		}
-		schema := map[string]json.RawMessage{}
-		if p.Type != "" {
-			schema["type"], _ = json.Marshal(p.Type)
-		}
-		if p.Format != "" {
-			schema["format"], _ = json.Marshal(p.Format)
-		}
-		if len(p.Items) > 0 {
-			schema["items"] = p.Items
-		}
-		if len(p.Enum) > 0 {
-			schema["enum"] = p.Enum
-		}
-		p.Schema, _ = json.Marshal(schema)
-	}
-	if p.In == "path" {
-		p.Required = true
-	}
-	return Parameter{Name: p.Name, In: p.In, Required: p.Required, Description: p.Description, Schema: p.Schema}, nil, nil
-}
-
-// formBody gathers Swagger 2.0 formData parameters into an object body.
-func (d *Document) formBody(op *Operation, ro rawOperation) {
-	var keep []Parameter
-	props := map[string]json.RawMessage{}
-	var required []string
-	for _, p := range op.Parameters {
-		if p.In != "formData" {
-			keep = append(keep, p)
-			continue
-		}
-		props[p.Name] = p.Schema
-		if p.Required {
-			required = append(required, p.Name)
-		}
-	}
-	op.Parameters = keep
-	if len(props) == 0 {
-		return
-	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
-	op.Body = &Body{Required: len(required) > 0, ContentType: "application/x-www-form-urlencoded", Schema: schema}
-}
-
-func (d *Document) requestBody(raw json.RawMessage, where string) (*Body, error) {
-	raw, err := d.deref(raw, where)
-	if err != nil {
-		return nil, err
-	}
-	var rb struct {
-		Required bool `json:"required"`
-		Content  map[string]struct {
-			Schema json.RawMessage `json:"schema"`
-		} `json:"content"`
-	}
-	if err := decode(raw, &rb); err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", where, err)
-	}
-	ct := pickContentType(rb.Content)
-	if ct == "" {
-		return nil, nil
-	}
-	return &Body{Required: rb.Required, ContentType: ct, Schema: rb.Content[ct].Schema}, nil
-}
-
-// pickContentType prefers JSON, then forms, then whatever comes first.
-func pickContentType[T any](content map[string]T) string {
-	if len(content) == 0 {
-		return ""
-	}
-	var types []string
-	for ct := range content {
-		types = append(types, ct)
-	}
-	sort.Strings(types)
-	for _, want := range []string{"application/json", "application/x-www-form-urlencoded"} {
-		for _, ct := range types {
-			if strings.HasPrefix(ct, want) {
-				return ct
-			}
-		}
-	}
-	for _, ct := range types {
-		if strings.Contains(ct, "json") {
-			return ct
-		}
-	}
-	return types[0]
 }
 
 func (d *Document) output(responses map[string]json.RawMessage, where string) (json.RawMessage, error) {
