@@ -106,42 +106,22 @@ func ForbiddenHeader(name string, auth config.Auth) bool {
 	return forbiddenHeaders[h] || strings.HasPrefix(h, "Proxy-") || (auth.Type == "header" && h == http.CanonicalHeaderKey(auth.Header))
 }
 
-// Call calls the tool name with the arguments args (a JSON object). A
-// tool that needs a person's confirmation asks it through person, once
-// the request is built and before it is recorded or sent; with a nil
-// person, such a call is refused. The result never holds the upstream's
-// secret.
-func (c *Caller) Call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
-	return c.redact.result(c.call(ctx, name, args, person))
+// Call makes one call of t, a tool of the caller's catalog as
+// [Catalog.Callable] finds it, with the arguments args (a JSON object).
+// It is the one path of every call: it checks the arguments, builds the
+// request, asks a person through person when the tool needs a
+// confirmation (a nil person refuses such a call), records the call when
+// the tool is journaled (refusing it while the guard holds it back),
+// sends it, decides what the ending proves, and records that. The result
+// never holds the upstream's secret.
+func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) Result {
+	return c.redact.result(c.call(ctx, t, args, person))
 }
 
-func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, person Confirmer) Result {
-	t := c.cat.Lookup(name)
-	if t == nil || !t.Exposed {
-		// Hidden tools are not listed; they are refused by name as well.
-		return errorResult("there is no tool named %q here", name)
-	}
-	var a map[string]any
-	if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || string(trimmed) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, &a); err != nil || a == nil {
-		return errorResult("the arguments of %s must be a JSON object", name)
-	}
-	schema, err := c.schema(t)
-	if err != nil {
-		return errorResult("%v. Nothing was sent.", err)
-	}
-	if err := schema.Validate(a); err != nil {
-		return errorResult("%s", invalidArguments(name, schema, a, err))
-	}
-	// The request is built from the arguments with their numbers as
-	// written: an ID of 19 digits must reach the upstream unchanged.
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var exact map[string]any
-	if err := dec.Decode(&exact); err != nil {
-		return errorResult("the arguments of %s must be a JSON object", name)
+func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) Result {
+	args, exact, refused := c.check(t, args)
+	if refused != nil {
+		return *refused
 	}
 	req, err := c.request(ctx, t, exact)
 	if err != nil {
@@ -152,15 +132,14 @@ func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, pe
 			return res
 		}
 	}
-
 	// The deadline starts now, once a person has answered if one was
 	// asked: their time to read is not the upstream's time to answer.
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
-	var opKey string
-	if c.journal != nil && !t.Annotations.ReadOnly {
+	var key string
+	if c.journals(t) {
 		var refusal string
-		opKey, refusal, err = c.begin(ctx, t, exact, args)
+		key, refusal, err = c.begin(ctx, t, exact, args)
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err)
 		}
@@ -168,10 +147,54 @@ func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, pe
 			return Result{IsError: true, Text: refusal}
 		}
 	}
+	e := c.send(ctx, t, req, key)
+	state := outcome(t, e)
+	if key != "" {
+		c.finish(context.WithoutCancel(ctx), key, state, e)
+	}
+	return c.tell(t, e, state)
+}
+
+// journals reports whether the calls of t are recorded and guarded.
+func (c *Caller) journals(t *Tool) bool { return c.journal != nil && t.Journaled() }
+
+// check parses and validates the arguments of a call of t. It returns
+// them as given (an absent object made {}) and decoded with their numbers
+// as written, or the result that refuses the call.
+func (c *Caller) check(t *Tool, args json.RawMessage) (json.RawMessage, map[string]any, *Result) {
+	refuse := func(r Result) (json.RawMessage, map[string]any, *Result) { return nil, nil, &r }
+	if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || string(trimmed) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil || a == nil {
+		return refuse(errorResult("the arguments of %s must be a JSON object", t.Name))
+	}
+	schema, err := c.schema(t)
+	if err != nil {
+		return refuse(errorResult("%v. Nothing was sent.", err))
+	}
+	if err := schema.Validate(a); err != nil {
+		return refuse(errorResult("%s", invalidArguments(t.Name, schema, a, err)))
+	}
+	// The request is built from the arguments with their numbers as
+	// written: an ID of 19 digits must reach the upstream unchanged.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var exact map[string]any
+	if err := dec.Decode(&exact); err != nil {
+		return refuse(errorResult("the arguments of %s must be a JSON object", t.Name))
+	}
+	return args, exact, nil
+}
+
+// send sends req, the request of a call of t journaled under key ("" if
+// it is not), through rubicon's transport in the tool's retry mode, and
+// returns how it ended.
+func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key string) ending {
 	switch {
 	case t.Retry == retry.OptedIn:
 		// One key for this tool call, sent on every attempt.
-		key := opKey
 		if key == "" {
 			key = "toolgate-" + rand.Text()
 		}
@@ -179,13 +202,12 @@ func (c *Caller) call(ctx context.Context, name string, args json.RawMessage, pe
 	default:
 		ctx = transport.WithMode(ctx, t.Retry)
 	}
-	ctx = withRedirects(ctx, t.Annotations.ReadOnly)
+	ctx = withRedirects(ctx, !t.Journaled())
 	resp, err := c.client.Do(req.WithContext(ctx))
-	res, outcome, ans := c.result(t, resp, err)
-	if opKey != "" {
-		c.finish(context.WithoutCancel(ctx), opKey, outcome, err, ans)
+	if err != nil {
+		return ending{err: err}
 	}
-	return res
+	return c.read(resp)
 }
 
 // schema returns t's compiled input schema. Compiling every schema at
@@ -213,91 +235,145 @@ func (c *Caller) schema(t *Tool) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
+// Base returns the upstream's base URL.
+func (c *Caller) Base() *url.URL { return c.base }
+
 // maxAnswer bounds the answer text handed to the agent.
 const maxAnswer = 100 << 10
 
-// answer is what the journal keeps of the upstream's answer.
-type answer struct {
-	status   int
-	location string // where a redirect points, redacted
+// ending is how a call that was sent ended: the transport's error, or
+// the upstream's answer as read.
+type ending struct {
+	err error // the transport's error; the fields below are then empty
+
+	status    int
+	data      []byte // the answer's body, cut at maxAnswer
+	text      string // the same, redacted, marked when cut
+	truncated bool
+	broken    bool     // the body broke off while it was read
+	location  *url.URL // where a redirect points, if it says
 }
 
-// result turns the upstream's answer, or the failure, into the tool's
-// result and the journal's outcome.
-func (c *Caller) result(t *Tool, resp *http.Response, err error) (Result, journal.State, answer) {
-	if err != nil {
-		if rubicon.IsAmbiguous(err) {
-			return c.ambiguous(t, "the request was sent and no answer came back"), journal.Ambiguous, answer{}
-		}
-		if rubicon.SafeToRetry(err) {
-			return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(err)), journal.FailedSafe, answer{}
-		}
-		return c.ambiguous(t, "the call failed in a way that does not show whether it was applied"), journal.Ambiguous, answer{}
-	}
+// read reads the upstream's answer.
+func (c *Caller) read(resp *http.Response) ending {
 	defer resp.Body.Close()
 	// Read past the limit by the longest form of the secret, so that one
 	// that straddles the limit is cut whole and redacted, never in part.
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, int64(maxAnswer+1+c.redact.longest())))
-	truncated := len(data) > maxAnswer
-	if truncated {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxAnswer+1+c.redact.longest())))
+	e := ending{status: resp.StatusCode, broken: err != nil, truncated: len(data) > maxAnswer}
+	if e.truncated {
 		data = data[:c.redact.cut(data, maxAnswer)]
 	}
-	text := c.redact.string(string(data))
-	if truncated {
-		text += "\n[answer cut at 100 KiB]"
+	e.data, e.text = data, c.redact.string(string(data))
+	if e.truncated {
+		e.text += "\n[answer cut at 100 KiB]"
 	}
-	status := resp.StatusCode
-	ans := answer{status: status}
-	switch {
-	case readErr != nil && status/100 == 2:
-		return c.ambiguous(t, "the answer broke off while it was being read"), journal.Ambiguous, ans
-	case status/100 == 2:
-		r := Result{Text: text}
-		var m map[string]any
-		if json.Unmarshal(data, &m) == nil && !truncated {
-			r.Structured = m
-		}
-		return r, journal.Applied, ans
-	case status/100 == 3:
-		return c.redirected(t, resp, text)
-	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || (status >= 400 && status < 500):
-		return errorResult("the upstream API refused the call: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied, ans
-	case t.Annotations.ReadOnly:
-		return errorResult("the upstream API failed: %d %s: %s", status, http.StatusText(status), snippet(text)), journal.NotApplied, ans
+	if loc, err := resp.Location(); err == nil {
+		e.location = loc
 	}
-	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", status, http.StatusText(status))), journal.Ambiguous, ans
+	return e
 }
 
-// redirected is the result of a redirect that was not followed: any
-// redirect of a call that changes state, and a read's redirect to another
-// origin. What it proves follows ARCHITECTURE.md: 303 means applied, 307
-// and 308 not applied here, anything else unknown.
-func (c *Caller) redirected(t *Tool, resp *http.Response, text string) (Result, journal.State, answer) {
-	status := resp.StatusCode
-	ans := answer{status: status}
-	to, elsewhere := "no address", false
-	if loc, err := resp.Location(); err == nil {
-		ans.location = c.redact.string(rubicon.RedactURL(loc))
-		to, elsewhere = ans.location, !sameOrigin(loc, c.base)
-		if elsewhere {
+// outcome decides what the ending e of a call of t proves: the state the
+// journal records, from which the agent is told. It is toolgate's one
+// decision of a call's outcome, and follows ARCHITECTURE.md's rule of
+// what an answer proves, with a journaled tool judged as a write and any
+// other as a read, for which every ending but a success applied nothing.
+func outcome(t *Tool, e ending) journal.State {
+	s := e.status
+	switch {
+	case e.err != nil && rubicon.IsAmbiguous(e.err):
+		return journal.Ambiguous
+	case e.err != nil && rubicon.SafeToRetry(e.err):
+		return journal.FailedSafe
+	case e.err != nil:
+		return journal.Ambiguous // nothing shows where it failed
+	case e.broken && s/100 == 2:
+		return journal.Ambiguous
+	case s/100 == 2:
+		return journal.Applied
+	case !t.Journaled():
+		return journal.NotApplied
+	case s == http.StatusSeeOther:
+		return journal.Applied // processed; the answer points at the result
+	case s == http.StatusTemporaryRedirect || s == http.StatusPermanentRedirect:
+		return journal.NotApplied // the same request is asked for elsewhere
+	case s >= 400 && s < 500:
+		return journal.NotApplied // refused, 408 and 429 included
+	}
+	return journal.Ambiguous
+}
+
+// tell is the result that tells the agent what the ending e of a call of
+// t proved (state), and what to do next.
+func (c *Caller) tell(t *Tool, e ending, state journal.State) Result {
+	switch state {
+	case journal.Ambiguous:
+		return c.ambiguous(t, c.unknownWhy(e))
+	case journal.FailedSafe:
+		return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(e.err))
+	case journal.Applied:
+		if e.status/100 == 3 {
+			return Result{Text: fmt.Sprintf("The upstream API applied the call and points at its result: %s. %s", c.redirect(e), snippet(e.text))}
+		}
+		r := Result{Text: e.text}
+		var m map[string]any
+		if json.Unmarshal(e.data, &m) == nil && !e.truncated {
+			r.Structured = m
+		}
+		return r
+	}
+	status := fmt.Sprintf("%d %s", e.status, http.StatusText(e.status))
+	switch {
+	case e.status/100 == 3 && !t.Journaled() && e.location != nil && !sameOrigin(e.location, c.base):
+		return errorResult("the upstream API redirected the call: %s, which toolgate does not follow: redirects are followed only within the upstream's origin, where its credentials belong. Nothing was read. %s",
+			c.redirect(e), snippet(e.text))
+	case e.status/100 == 3 && !t.Journaled():
+		return errorResult("the upstream API answered %s, which toolgate did not follow (no address, or more than 10 redirects). Nothing was read. %s",
+			c.redirect(e), snippet(e.text))
+	case e.status/100 == 3:
+		return errorResult("the upstream API did not apply the call here: it answered %s, asking for the same request at that address. "+
+			"toolgate does not repeat a call that changes state at another address. Nothing was applied; tell a person if the upstream has moved.", c.redirect(e))
+	case e.status/100 == 4:
+		return errorResult("the upstream API refused the call: %s: %s", status, snippet(e.text))
+	}
+	return errorResult("the upstream API failed: %s: %s", status, snippet(e.text))
+}
+
+// unknownWhy says why the ending e leaves a call's outcome unknown.
+func (c *Caller) unknownWhy(e ending) string {
+	switch {
+	case e.err != nil && rubicon.IsAmbiguous(e.err):
+		return "the request was sent and no answer came back"
+	case e.err != nil:
+		return "the call failed in a way that does not show whether it was applied"
+	case e.status/100 == 2:
+		return "the answer broke off while it was being read"
+	case e.status/100 == 3:
+		return fmt.Sprintf("the upstream API answered %s, which toolgate does not follow for a call that changes state, and which does not say whether it was applied", c.redirect(e))
+	}
+	return fmt.Sprintf("the upstream API answered %d %s, which does not say whether it was applied", e.status, http.StatusText(e.status))
+}
+
+// redirect describes a redirect that was not followed: its status and
+// where it points, redacted.
+func (c *Caller) redirect(e ending) string {
+	to := "no address"
+	if e.location != nil {
+		to = c.location(e)
+		if !sameOrigin(e.location, c.base) {
 			to += ", another origin than the upstream's"
 		}
 	}
-	answered := fmt.Sprintf("%d %s (to %s)", status, http.StatusText(status), to)
-	switch {
-	case t.Annotations.ReadOnly && elsewhere:
-		return errorResult("the upstream API redirected the call: %s, which toolgate does not follow: redirects are followed only within the upstream's origin, where its credentials belong. Nothing was read. %s",
-			answered, snippet(text)), journal.NotApplied, ans
-	case t.Annotations.ReadOnly:
-		return errorResult("the upstream API answered %s, which toolgate did not follow (no address, or more than 10 redirects). Nothing was read. %s",
-			answered, snippet(text)), journal.NotApplied, ans
-	case status == http.StatusSeeOther:
-		return Result{Text: fmt.Sprintf("The upstream API applied the call and points at its result: %s. %s", answered, snippet(text))}, journal.Applied, ans
-	case status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect:
-		return errorResult("the upstream API did not apply the call here: it answered %s, asking for the same request at that address. "+
-			"toolgate does not repeat a call that changes state at another address. Nothing was applied; tell a person if the upstream has moved.", answered), journal.NotApplied, ans
+	return fmt.Sprintf("%d %s (to %s)", e.status, http.StatusText(e.status), to)
+}
+
+// location is where the answer e points, redacted, or "".
+func (c *Caller) location(e ending) string {
+	if e.location == nil {
+		return ""
 	}
-	return c.ambiguous(t, fmt.Sprintf("the upstream API answered %s, which toolgate does not follow for a call that changes state, and which does not say whether it was applied", answered)), journal.Ambiguous, ans
+	return c.redact.string(rubicon.RedactURL(e.location))
 }
 
 // ambiguous is the result that tells the agent, plainly, that the outcome
@@ -337,28 +413,36 @@ func (c *Caller) readersFor(t *Tool) []string {
 	return out
 }
 
-// finish records the call's outcome, with the answer's status and where
-// a redirect pointed, redacted.
-func (c *Caller) finish(ctx context.Context, key string, outcome journal.State, cause error, ans answer) {
-	r := journal.Report{Worker: c.worker, To: outcome}
-	if cause != nil {
-		r = journal.ReportFor(c.worker, cause)
-		r.To = outcome
-		r.Detail = c.redact.string(r.Detail)
-	}
-	if ans.status != 0 {
-		r.Evidence = journal.Evidence{"status": ans.status}
-		if ans.location != "" {
-			r.Evidence["location"] = ans.location
-		}
-		if ans.status/100 != 2 {
-			r.Detail = fmt.Sprintf("answered %d %s", ans.status, http.StatusText(ans.status))
-			if ans.location != "" {
-				r.Detail += " to " + ans.location + ", not followed"
+// finish records that the call journaled under key ended as e, in state:
+// the transport's evidence, or the answer's status and where a redirect
+// pointed, redacted.
+func (c *Caller) finish(ctx context.Context, key string, state journal.State, e ending) {
+	r := journal.Report{Worker: c.worker, To: state}
+	if e.err != nil {
+		r.Detail, r.Phase = c.redact.string(e.err.Error()), rubicon.Sent // nothing shows where it failed
+		var re *rubicon.Error
+		if errors.As(e.err, &re) {
+			r.Phase = re.Phase
+			r.Evidence = journal.Evidence{"attempts": re.Attempts, "bytes_written": re.BytesWritten}
+			if re.StatusCode != 0 {
+				r.Evidence["status"] = re.StatusCode
 			}
 		}
 	}
-	if outcome == journal.Ambiguous && r.Phase == "" {
+	if e.status != 0 {
+		r.Evidence = journal.Evidence{"status": e.status}
+		loc := c.location(e)
+		if loc != "" && e.status/100 == 3 {
+			r.Evidence["location"] = loc
+		}
+		if e.status/100 != 2 {
+			r.Detail = fmt.Sprintf("answered %d %s", e.status, http.StatusText(e.status))
+			if loc != "" && e.status/100 == 3 {
+				r.Detail += " to " + loc + ", not followed"
+			}
+		}
+	}
+	if state == journal.Ambiguous && r.Phase == "" {
 		r.Phase = rubicon.Answered
 	}
 	c.journal.Record(ctx, key, r)
@@ -379,6 +463,3 @@ func snippet(s string) string {
 func errorResult(format string, args ...any) Result {
 	return Result{IsError: true, Text: fmt.Sprintf(format, args...)}
 }
-
-// Base returns the upstream's base URL.
-func (c *Caller) Base() *url.URL { return c.base }

@@ -70,6 +70,15 @@ type Annotations struct {
 	OpenWorld   bool `json:"openWorldHint"`
 }
 
+// Journaled reports whether calls of t are recorded in the journal and
+// held back by the guard while an earlier one is open: those of every
+// tool above read, and of a read whose retry mode says that its calls
+// count even so (not_sent_only: a GET that costs money; opted_in: the
+// upstream dedupes it by key). Only a read retried by its method is not.
+// A journaled call is judged as a write: it follows no redirect, and an
+// answer that does not prove the outcome leaves it ambiguous.
+func (t *Tool) Journaled() bool { return t.Risk.Class > risk.Read || t.Retry != retry.ByMethod }
+
 // Operation returns the tool's operation.
 func (t *Tool) Operation() *spec.Operation { return t.op }
 
@@ -80,8 +89,17 @@ type Catalog struct {
 	byName map[string]*Tool
 }
 
-// Lookup returns the tool with name, or nil.
+// Lookup returns the tool with name, exposed or hidden, or nil.
 func (c *Catalog) Lookup(name string) *Tool { return c.byName[name] }
+
+// Callable returns the exposed tool with name, or nil. It is how a call
+// finds its tool: a hidden tool is not listed, and is unknown by name too.
+func (c *Catalog) Callable(name string) *Tool {
+	if t := c.byName[name]; t != nil && t.Exposed {
+		return t
+	}
+	return nil
+}
 
 // Exposed returns the exposed tools, in name order.
 func (c *Catalog) Exposed() []*Tool {

@@ -75,7 +75,7 @@ const maxShown = 4 << 10
 // and false when it may not.
 func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[string]any, args []byte, person Confirmer) (Result, bool) {
 	id := c.identify(t, a)
-	if c.journal != nil && !t.Annotations.ReadOnly {
+	if c.journals(t) {
 		// Nobody is asked about a call the guard would refuse.
 		refusal, err := c.held(ctx, t, id)
 		if err != nil {

@@ -429,7 +429,7 @@ func TestConfirmWithoutAPerson(t *testing.T) {
 	up := httptest.NewServer(api)
 	defer up.Close()
 	c, _ := caller(t, shop(t, "tools: {refundOrder: {expose: confirm}}"), up.URL, config.Auth{}, "")
-	res := c.Call(context.Background(), "refundOrder", json.RawMessage(`{"id": "o1"}`), nil)
+	res := callTool(t, c, "refundOrder", `{"id": "o1"}`)
 	want := "NOT SENT: refundOrder needs a person's confirmation of each call, and this call came by a way that cannot ask one. Nothing was sent."
 	if !res.IsError || !strings.HasPrefix(res.Text, want) || api.Effects() != 0 {
 		t.Errorf("%q; upstream applied %d", res.Text, api.Effects())

@@ -54,7 +54,7 @@ func RetryText(t *Tool) string {
 		return "opted in: retried with one Idempotency-Key"
 	case t.Retry == retry.ByMethod && retry.IsSafeMethod(t.Method):
 		return "transient failures retried"
-	case t.Annotations.ReadOnly:
+	case !t.Journaled():
 		return "only if not sent"
 	}
 	return "only if not sent (ambiguous otherwise)"

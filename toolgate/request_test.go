@@ -101,8 +101,14 @@ func catalog(t testing.TB, document, configYAML string) *toolgate.Catalog {
 	return cat
 }
 
+// testCaller is a caller with the catalog whose tools it calls.
+type testCaller struct {
+	*toolgate.Caller
+	cat *toolgate.Catalog
+}
+
 // caller returns a caller of cat's tools against upstream, with a journal.
-func caller(t testing.TB, cat *toolgate.Catalog, upstream string, auth config.Auth, secret string) (*toolgate.Caller, *journal.Journal) {
+func caller(t testing.TB, cat *toolgate.Catalog, upstream string, auth config.Auth, secret string) (testCaller, *journal.Journal) {
 	t.Helper()
 	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), sqlstore.Options{})
 	if err != nil {
@@ -117,12 +123,17 @@ func caller(t testing.TB, cat *toolgate.Catalog, upstream string, auth config.Au
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, j
+	return testCaller{c, cat}, j
 }
 
-func callTool(t testing.TB, c *toolgate.Caller, name, args string) toolgate.Result {
+// callTool calls the exposed tool name, as a server would.
+func callTool(t testing.TB, c testCaller, name, args string) toolgate.Result {
 	t.Helper()
-	return c.Call(context.Background(), name, json.RawMessage(args), nil)
+	tool := c.cat.Callable(name)
+	if tool == nil {
+		t.Fatalf("no exposed tool %s", name)
+	}
+	return c.Call(context.Background(), tool, json.RawMessage(args), nil)
 }
 
 // sent calls a tool that must succeed and returns the request it sent.

@@ -3,8 +3,14 @@ package toolgate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,17 +73,16 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	e := newElicitation()
-	call := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p := req.Params
-		t := cat.Lookup(p.Name)
-		if t == nil || !t.Exposed {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+	// The tool is found once per call, among the exposed ones; the
+	// handler is bound to it.
+	handler := func(t *Tool) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, t, req.Params.Arguments, person) }), nil
 		}
-		return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, p.Name, p.Arguments, person) }), nil
 	}
 	for _, tool := range tools {
-		if cat.Lookup(tool.Name).Confirm {
-			s.AddTool(tool, call)
+		if t := cat.Callable(tool.Name); t.Confirm {
+			s.AddTool(tool, handler(t))
 		}
 	}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -91,10 +96,14 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				if !ok || r.Params == nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
 				}
-				if t := cat.Lookup(r.Params.Name); t != nil && t.Exposed && t.Confirm {
-					return next(ctx, method, req) // the SDK's, to the tool registered above
+				t := cat.Callable(r.Params.Name)
+				switch {
+				case t == nil:
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+				case t.Confirm:
+					return next(ctx, method, req) // the SDK's, to the tool's handler registered above
 				}
-				return call(ctx, r)
+				return handler(t)(ctx, r)
 			}
 			return next(ctx, method, req)
 		}
@@ -145,4 +154,107 @@ func (c *Catalog) ListJSON() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(&toolList{Tools: tools})
+}
+
+// Gateway runs an MCP server over one transport until its context ends,
+// and owns what runs beside it: the recovery of the calls that a stopped
+// process left in flight.
+type Gateway struct {
+	// Server is the MCP server ([NewServer]) whose tools call through
+	// Caller.
+	Server *mcp.Server
+	Caller *Caller
+	// Log receives a line, without a prefix, for each call that recovery
+	// finds left in flight, each failure to look, and the HTTP server's
+	// errors. Nil discards them.
+	Log func(line string)
+}
+
+// Lease is how long a call of cat's exposed tools holds its journal
+// lease: longer than the longest deadline, so that recovery, here or in
+// another process on the same journal, never takes a call still in flight
+// for one whose process died.
+func Lease(cat *Catalog) time.Duration {
+	lease := 30 * time.Second
+	for _, t := range cat.Exposed() {
+		lease = max(lease, t.Deadline+15*time.Second)
+	}
+	return lease
+}
+
+// ServeStdio serves MCP over in and out until ctx ends or the input does.
+// When the input ends, the calls already read are answered first; none
+// takes longer than its lease.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go g.recoverCalls(ctx)
+	t := &StdioTransport{Reader: in, Writer: out, Drain: Lease(g.Caller.cat)}
+	if err := g.Server.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// ServeHTTP serves MCP over Streamable HTTP on ln, with opts, until ctx
+// ends; then it stops taking requests and gives those in flight 5 s.
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	h, err := HTTPHandler(g.Server, opts)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(lineWriter(g.log), "", 0)}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go g.recoverCalls(ctx)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(shutdown)
+	}
+}
+
+// recoverCalls makes the calls that a stopped process left in flight
+// ambiguous, at once and then once per lease, until ctx ends: their
+// outcome is unknown, and a person settles them (toolgate calls).
+func (g *Gateway) recoverCalls(ctx context.Context) {
+	j := g.Caller.journal
+	if j == nil {
+		return
+	}
+	for {
+		ops, err := j.Recover(ctx)
+		if err != nil && ctx.Err() == nil {
+			g.log("recovering calls left in flight: " + err.Error())
+		}
+		for _, op := range ops {
+			g.log("call " + op.Key + " was in flight when its process stopped; its outcome is unknown (toolgate calls)")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(j.Lease()):
+		}
+	}
+}
+
+func (g *Gateway) log(line string) {
+	if g.Log != nil {
+		g.Log(line)
+	}
+}
+
+// lineWriter hands each line written to it to log.
+type lineWriter func(string)
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		w(line)
+	}
+	return len(p), nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -93,18 +90,12 @@ func serve(ctx context.Context, args []string, env Env) int {
 		}
 	}
 
-	// A call must end before its lease does, or recovery elsewhere would
-	// take a call still in flight for one whose process died.
-	lease := 30 * time.Second
-	for _, t := range cat.Exposed() {
-		lease = max(lease, t.Deadline+15*time.Second)
-	}
 	db, err := openDB(ctx, *dsn, env)
 	if err != nil {
 		return cmd.fail(err)
 	}
 	defer db.Close()
-	j := journal.New(db.JournalStore(), journal.Options{Lease: lease})
+	j := journal.New(db.JournalStore(), journal.Options{Lease: toolgate.Lease(cat)})
 	caller, err := toolgate.NewCaller(cat, base, cfg.Upstream.Auth, env.Getenv, nil, j)
 	if err != nil {
 		return cmd.fail(err)
@@ -113,67 +104,30 @@ func serve(ctx context.Context, args []string, env Env) int {
 	if err != nil {
 		return cmd.fail(err)
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go recoverLoop(ctx, j, lease, env.Stderr)
+	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { fmt.Fprintf(env.Stderr, "toolgate: %s\n", describe(errors.New(line))) }}
 
 	exposed := len(cat.Exposed())
 	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
 	if *stdio {
 		fmt.Fprintf(env.Stderr, "toolgate: serving %s over stdio\n", summary)
-		// When the input ends, the calls already read are answered first;
-		// none can take longer than its deadline.
-		t := &toolgate.StdioTransport{Reader: env.Stdin, Writer: env.Stdout, Drain: lease}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := g.ServeStdio(ctx, env.Stdin, env.Stdout); err != nil {
 			return cmd.fail(err)
 		}
 		return ExitOK
-	}
-	h, err := toolgate.HTTPHandler(srv, toolgate.HTTPOptions{Token: token, AllowedOrigins: origins})
-	if err != nil {
-		return cmd.fail(err)
 	}
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		return cmd.fail(listenError(*httpAddr, err))
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(slog.NewTextHandler(env.Stderr, nil), slog.LevelWarn)}
 	auth := "no token"
 	if token != "" {
 		auth = "bearer token from $" + toolgate.TokenEnv
 	}
 	fmt.Fprintf(env.Stderr, "toolgate: serving %s at http://%s/ (%s)\n", summary, ln.Addr(), auth)
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
+	if err := g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: origins}); err != nil {
 		return cmd.fail(err)
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shutdown)
-		return ExitOK
 	}
-}
-
-// recoverLoop makes the calls a stopped process left in flight ambiguous,
-// at start and then once per lease.
-func recoverLoop(ctx context.Context, j *journal.Journal, lease time.Duration, log io.Writer) {
-	for {
-		ops, err := j.Recover(ctx)
-		if err != nil && ctx.Err() == nil {
-			fmt.Fprintf(log, "toolgate: recovering calls left in flight: %s\n", describe(err))
-		}
-		for _, op := range ops {
-			fmt.Fprintf(log, "toolgate: call %s was in flight when its process stopped; its outcome is unknown (toolgate calls)\n", op.Key)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(lease):
-		}
-	}
+	return ExitOK
 }
 
 // openDB opens the journal database that --db, $TOOLGATE_DB or the data
