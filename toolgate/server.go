@@ -73,16 +73,13 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	e := newElicitation()
-	// The tool is found once per call, among the exposed ones; the
-	// handler is bound to it.
-	handler := func(t *Tool) mcp.ToolHandler {
-		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, t, req.Params.Arguments, person) }), nil
-		}
-	}
+	// A tool that needs a person's confirmation is called through the
+	// SDK's registry, bound to the tool, and asks through elicitation.
 	for _, tool := range tools {
 		if t := cat.Callable(tool.Name); t.Confirm {
-			s.AddTool(tool, handler(t))
+			s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, t, req.Params.Arguments, person) }), nil
+			})
 		}
 	}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -96,6 +93,7 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				if !ok || r.Params == nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
 				}
+				// The tool is found once per call, among the exposed ones.
 				t := cat.Callable(r.Params.Name)
 				switch {
 				case t == nil:
@@ -103,7 +101,7 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				case t.Confirm:
 					return next(ctx, method, req) // the SDK's, to the tool's handler registered above
 				}
-				return handler(t)(ctx, r)
+				return result(caller.Call(ctx, t, r.Params.Arguments, nil)), nil
 			}
 			return next(ctx, method, req)
 		}
