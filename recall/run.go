@@ -124,8 +124,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		opts.Timeout = 10 * time.Minute
 	}
 	if opts.Worker == "" {
-		host, _ := os.Hostname()
-		opts.Worker = host + ":" + strconv.Itoa(os.Getpid())
+		opts.Worker = journal.ProcessWorker()
 	}
 	if opts.CacheDir == "" {
 		dir, err := os.UserCacheDir()

@@ -63,7 +63,7 @@ func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) 
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("upstream %q: give an http or https URL (config upstream.url, --upstream, or the document's servers)", base)
 	}
-	c := &Caller{cat: cat, base: u, auth: auth, journal: j, worker: "toolgate", schemas: map[string]*jsonschema.Resolved{}}
+	c := &Caller{cat: cat, base: u, auth: auth, journal: j, worker: journal.ProcessWorker(), schemas: map[string]*jsonschema.Resolved{}}
 	var secret string
 	if auth.Type != "none" && auth.Type != "" {
 		secret = getenv(auth.Env)

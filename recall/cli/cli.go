@@ -1,29 +1,26 @@
-// Package cli is recall-archive's command line: flags, output and exit
-// codes over package recall.
+// Package cli is recall-archive's command line: one command per file, on
+// the skeleton both products share (internal/command), over package
+// recall.
 package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
+	"strconv"
 
+	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
 // Exit codes, documented in the help.
 const (
-	ExitOK = 0
+	ExitOK = command.ExitOK
 	// ExitFailure: the command could not do its job.
-	ExitFailure = 1
+	ExitFailure = command.ExitFailure
 	// ExitUsage: the command line was wrong.
-	ExitUsage = 2
+	ExitUsage = command.ExitUsage
 	// ExitAmbiguous: the command finished, and some items are ambiguous:
 	// they may have been paid for, and need a person or a reconciliation.
 	ExitAmbiguous = 3
@@ -44,241 +41,61 @@ type Env struct {
 	Options recall.Options
 }
 
-type command struct {
-	name, args, summary string
-	run                 func(ctx context.Context, c *cmdline) int
-}
-
-var commands []command
-
-func init() {
-	commands = []command{
-		{"add", "BATCH PATH...", "find the media under PATH, hash each file, record it in BATCH", runAdd},
-		{"estimate", "BATCH", "total duration and cost at the provider's price", runEstimate},
-		{"run", "BATCH", "transcribe the batch, paying at most once for each recording", runRun},
-		{"status", "BATCH", "items per state; money estimated, held and spent", runStatus},
-		{"retry-failed", "BATCH --safe-only", "queue again every failure known to be before payment", runRetryFailed},
-		{"ambiguous", "[BATCH]", "requests that may have been charged, with their evidence", runAmbiguous},
-		{"resolve", "KEY (--applied [--transcript FILE] | --not-applied) --note TEXT", "record a person's decision on an ambiguous request", runResolve},
-		{"reconcile", "BATCH", "ask the provider about ambiguous requests, and resolve them from its answer", runReconcile},
-		{"search", "QUERY", "find words in every transcript, with the file and the time", runSearch},
-		{"export", "BATCH --out DIR", "write the batch's transcripts", runExport},
-		{"sandbox", "", "run the built-in sandbox provider", runSandbox},
-	}
-}
-
-// cmdline is a command being run: its flags, arguments and output.
-type cmdline struct {
-	env    Env
-	fs     *flag.FlagSet
-	db     string
-	json   bool
-	args   []string
-	global globalFlags
-}
-
-type globalFlags struct {
-	db   string
-	json bool
-}
-
 // Main runs recall-archive with args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	if env.Getenv == nil {
-		env.Getenv = os.Getenv
-	}
-	top := flag.NewFlagSet("recall-archive", flag.ContinueOnError)
-	top.SetOutput(io.Discard)
-	var g globalFlags
-	top.StringVar(&g.db, "db", "", "")
-	top.BoolVar(&g.json, "json", false, "")
-	if err := top.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(env.Stdout)
-			return ExitOK
-		}
-		fmt.Fprintf(env.Stderr, "recall-archive: %v\n\n", err)
-		usage(env.Stderr)
-		return ExitUsage
-	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		usage(env.Stderr)
-		return ExitUsage
-	}
-	name := rest[0]
-	if name == "help" {
-		if len(rest) > 1 {
-			if c := find(rest[1]); c != nil {
-				newCmdline(env, *c, g).fs.Usage()
-				return ExitOK
-			}
-		}
-		usage(env.Stdout)
-		return ExitOK
-	}
-	c := find(name)
-	if c == nil {
-		fmt.Fprintf(env.Stderr, "recall-archive: unknown command %q\n\n", name)
-		usage(env.Stderr)
-		return ExitUsage
-	}
-	cl := newCmdline(env, *c, g)
-	cl.args = rest[1:]
-	return c.run(ctx, cl)
+	return program(env).Main(ctx, args, command.Env{Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
 }
 
-func find(name string) *command {
-	for i := range commands {
-		if commands[i].name == name {
-			return &commands[i]
-		}
+// program is recall-archive's command line, made anew for each run.
+func program(env Env) *command.Program {
+	o := env.Options
+	return &command.Program{
+		Name: "recall-archive",
+		Intro: `recall-archive transcribes a folder of recordings through a paid speech-to-text
+API, and never pays twice for the same recording.`,
+		More: `The database is a SQLite file (default: recall.db in the user's data
+directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
+postgres:// DSN for several workers on several machines. --db and --json
+may come before the command. Every command takes --json.`,
+		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), statusCommand(o), retryFailedCommand(o),
+			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), sandboxCommand()},
+		ExitCodes: []command.ExitCode{
+			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
+			{Code: ExitItemProblems, Meaning: "done, with items that failed or were rejected (listed in the output)"},
+		},
+		DB: command.Database{Env: DBEnv, File: "recall.db", What: "database"},
 	}
-	return nil
 }
 
-func newCmdline(env Env, c command, g globalFlags) *cmdline {
-	cl := &cmdline{env: env, global: g}
-	cl.fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
-	cl.fs.SetOutput(env.Stderr)
-	cl.fs.StringVar(&cl.db, "db", g.db, "database: a SQLite file, or a postgres:// DSN (default: $"+DBEnv+", else a file in the user's data directory)")
-	cl.fs.BoolVar(&cl.json, "json", g.json, "print machine-readable JSON")
-	cl.fs.Usage = func() {
-		w := cl.fs.Output()
-		fmt.Fprintf(w, "usage: recall-archive %s [flags] %s\n\n%s.\n\nflags:\n", c.name, c.args, capitalize(c.summary))
-		cl.fs.PrintDefaults()
-		fmt.Fprint(w, exitCodes)
-	}
-	return cl
-}
+// batchArg is the batch a command works on.
+var batchArg = command.Arg{Name: "BATCH", Help: "the name of the batch"}
 
-const exitCodes = `
-exit codes:
-  0  done
-  1  failure: the command could not do its job
-  2  usage: the command line was wrong
-  3  done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')
-  4  done, with items that failed or were rejected (listed in the output)
-`
-
-func usage(w io.Writer) {
-	fmt.Fprint(w, `recall-archive transcribes a folder of recordings through a paid speech-to-text
-API, and never pays twice for the same recording.
-
-usage: recall-archive [--db DSN] [--json] COMMAND [flags] [arguments]
-
-commands:
-`)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
-	}
-	fmt.Fprint(w, `
-Run 'recall-archive help COMMAND' for a command's flags.
-
-The database is a SQLite file (default: recall.db in the user's data
-directory; $`+DBEnv+` overrides it, and --db overrides both), or a
-postgres:// DSN for several workers on several machines.
-`)
-	fmt.Fprint(w, exitCodes)
-}
-
-// open opens the archive the flags and environment select.
-func (cl *cmdline) open(ctx context.Context) (*recall.Archive, error) {
-	dsn := cl.db
-	if dsn == "" {
-		dsn = cl.env.Getenv(DBEnv)
-	}
-	if dsn == "" {
-		dir, err := dataDir(cl.env.Getenv)
+// archived is a command's work on the archive that --db names, opened
+// for it and closed after.
+func archived(o recall.Options, do func(ctx context.Context, r *command.Run, a *recall.Archive) error) func(context.Context, *command.Run) error {
+	return func(ctx context.Context, r *command.Run) error {
+		dsn, err := r.DSN()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create the data directory %s: %w", dir, err)
-		}
-		dsn = filepath.Join(dir, "recall.db")
-	}
-	return recall.Open(ctx, dsn, cl.env.Options)
-}
-
-// dataDir is recall-archive's directory in the user's data directory
-// ($XDG_DATA_HOME, else ~/.local/share).
-func dataDir(getenv func(string) string) (string, error) {
-	if d := getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "recall-archive"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
+		a, err := recall.Open(ctx, dsn, o)
 		if err != nil {
-			return "", fmt.Errorf("no home directory to keep the database in: give --db or $%s", DBEnv)
+			return err
 		}
-		home = h
+		defer a.Close()
+		return do(ctx, r, a)
 	}
-	return filepath.Join(home, ".local", "share", "recall-archive"), nil
 }
 
-// parse parses the command's flags, which may come before, between or
-// after the arguments ("--" ends them), and checks that from min to max
-// arguments remain (max < 0: no upper bound). ok is false when the command
-// must stop with code.
-func (cl *cmdline) parse(min, max int) (code int, ok bool) {
-	var positional []string
-	args := cl.args
-	for {
-		if err := cl.fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return ExitOK, false
-			}
-			return ExitUsage, false
-		}
-		rest := cl.fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
+func printProblems(w io.Writer, ps []recall.Problem) {
+	if len(ps) == 0 {
+		return
 	}
-	cl.args = positional
-	switch {
-	case len(cl.args) < min:
-		return cl.usageError("missing arguments"), false
-	case max >= 0 && len(cl.args) > max:
-		return cl.usageError("too many arguments: %q", cl.args[max:]), false
+	fmt.Fprintf(w, "problems (%d):\n", len(ps))
+	for _, p := range ps {
+		fmt.Fprintf(w, "  %-8s %s\n           %s\n", p.State, strconv.Quote(p.Path), p.Error)
 	}
-	return 0, true
-}
-
-// usageError prints a usage problem and the command's usage.
-func (cl *cmdline) usageError(format string, args ...any) int {
-	fmt.Fprintf(cl.env.Stderr, "recall-archive %s: %s\n\n", cl.fs.Name(), fmt.Sprintf(format, args...))
-	cl.fs.Usage()
-	return ExitUsage
-}
-
-// fail prints err and returns ExitFailure.
-func (cl *cmdline) fail(err error) int {
-	fmt.Fprintf(cl.env.Stderr, "recall-archive %s: %v\n", cl.fs.Name(), err)
-	return ExitFailure
-}
-
-// emit prints v as JSON.
-func (cl *cmdline) emit(v any) {
-	enc := json.NewEncoder(cl.env.Stdout)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func sortedKeys(m map[string]int) []string {

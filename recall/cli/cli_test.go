@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/cli"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
 
 type result struct {
@@ -173,5 +175,72 @@ func TestSandboxCommand(t *testing.T) {
 	resp.Body.Close()
 	if r := run(t, nil, "sandbox", "--faults", "9:explode"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "explode") {
 		t.Fatalf("an unknown fault: %d %q", r.code, r.stderr)
+	}
+}
+
+// commandNames returns the commands the program's help lists.
+func commandNames(t *testing.T, help string) []string {
+	t.Helper()
+	_, list, _ := strings.Cut(help, "commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		names = append(names, strings.Fields(line)[0])
+	}
+	if len(names) < 12 {
+		t.Fatalf("the help lists %d commands:\n%s", len(names), help)
+	}
+	return names
+}
+
+// TestHelpOfEveryCommand checks that 'help COMMAND' is 'COMMAND --help'
+// for every command, and that it lists the command's own flags (help run
+// once listed only --db and --json) and the exit codes.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, name := range commandNames(t, run(t, nil, "help").stdout) {
+		h, f := run(t, nil, "help", name), run(t, nil, name, "--help")
+		if h.code != cli.ExitOK || f.code != cli.ExitOK || h.stdout != f.stdout || !strings.HasPrefix(h.stdout, "usage: recall-archive "+name+" ") {
+			t.Errorf("help %s (exit %d) and %s --help (exit %d) differ:\n%s\n---\n%s", name, h.code, name, f.code, h.stdout, f.stdout)
+		}
+		if !strings.Contains(h.stdout, "  3  done, with ambiguous items") || !strings.Contains(h.stdout, "-h, --help") {
+			t.Errorf("help %s lacks the exit codes or its flags:\n%s", name, h.stdout)
+		}
+	}
+	h := run(t, nil, "help", "run").stdout
+	for _, flag := range []string{"--budget DOLLARS", "--workers N", "--provider PROVIDER", "--provider-url URL", "--lease DURATION", "--db DSN", "--json"} {
+		if !strings.Contains(h, flag) {
+			t.Errorf("help run lacks %s:\n%s", flag, h)
+		}
+	}
+}
+
+// TestAmbiguousExitCodeWithJSON checks that ambiguous exits 3 when there
+// are ambiguous requests, with --json too (it once exited 0 there).
+func TestAmbiguousExitCodeWithJSON(t *testing.T) {
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	sb := sandbox.New(sandbox.Options{Plan: sandbox.Plan{ByRequest: map[int]sandbox.Fault{1: sandbox.ChargeDrop}}})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	defer sb.Close()
+	env := map[string]string{cli.DBEnv: filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME": t.TempDir()}
+	if r := run(t, env, "add", "b", dir); r.code != cli.ExitOK {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, env, "run", "b", "--provider-url", srv.URL); r.code != cli.ExitAmbiguous {
+		t.Fatalf("run with a dropped answer: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"ambiguous"}, {"ambiguous", "--json"}, {"--json", "ambiguous", "b"}} {
+		r := run(t, env, args...)
+		if r.code != cli.ExitAmbiguous {
+			t.Errorf("%q: exit %d, want %d", args, r.code, cli.ExitAmbiguous)
+		}
+		var items []json.RawMessage
+		if args[len(args)-1] != "ambiguous" && (json.Unmarshal([]byte(r.stdout), &items) != nil || len(items) != 1) {
+			t.Errorf("%q: %s", args, r.stdout)
+		}
+	}
+	if r := run(t, env, "ambiguous", "--json", "other"); r.code != cli.ExitOK || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("ambiguous of a batch without any: exit %d, %q", r.code, r.stdout)
 	}
 }

@@ -1,17 +1,13 @@
-// Package cli is toolgate's command line.
+// Package cli is toolgate's command line: one command per file, on the
+// skeleton both products share (internal/command).
 package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
 	"github.com/rubicon-go/rubicon/toolgate/spec"
@@ -19,10 +15,13 @@ import (
 
 // Exit codes.
 const (
-	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
+	ExitOK      = command.ExitOK
+	ExitFailure = command.ExitFailure
+	ExitUsage   = command.ExitUsage
 )
+
+// DBEnv names the environment variable that selects the journal database.
+const DBEnv = "TOOLGATE_DB"
 
 // Env is what a command sees of the world.
 type Env struct {
@@ -31,130 +30,29 @@ type Env struct {
 	Getenv         func(string) string
 }
 
-const usage = `toolgate turns an OpenAPI document into an MCP tool server for LLM agents,
-safe by default: destructive and privileged operations stay hidden unless the
-configuration enables them, and nothing that may have been applied is retried.
-
-usage:
-  toolgate inspect SPEC [--config FILE] [--json]
-      one row per operation: tool name, method, path, risk class and why,
-      exposed (yes, confirm: a person accepts each call, or no) and why,
-      retry policy, deadline
-  toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]
-      the MCP server, over stdio or Streamable HTTP (ADDR defaults to the
-      loopback interface; any other address needs a bearer token in
-      $TOOLGATE_TOKEN)
-  toolgate calls [--db DSN] [--all]
-      the tool calls whose outcome is unknown (--all: every recorded call)
-  toolgate resolve KEY (--applied | --not-applied) --note TEXT [--db DSN]
-      settle an unknown call once a person has checked the upstream
-
-SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
-The journal of calls that change state is a SQLite file in the user's data
-directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.
-
-exit codes: 0 done, 1 failure, 2 usage
-`
-
-// Main runs toolgate with args (without the program name).
+// Main runs toolgate with args (without the program name) and returns the
+// exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	if env.Getenv == nil {
-		env.Getenv = os.Getenv
+	return program().Main(ctx, args, command.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
+}
+
+// program is toolgate's command line, made anew for each run.
+func program() *command.Program {
+	return &command.Program{
+		Name: "toolgate",
+		Intro: `toolgate turns an OpenAPI document into an MCP tool server for LLM agents,
+safe by default: destructive and privileged operations stay hidden unless the
+configuration enables them, and nothing that may have been applied is retried.`,
+		More: `SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
+The journal of calls that change state is a SQLite file in the user's data
+directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.`,
+		Commands: []*command.Command{inspectCommand(), serveCommand(), callsCommand(), resolveCommand()},
+		DB:       command.Database{Env: DBEnv, File: "journal.db", What: "journal"},
 	}
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, usage)
-		return ExitUsage
-	}
-	switch args[0] {
-	case "inspect":
-		return inspect(ctx, args[1:], env)
-	case "serve":
-		return serve(ctx, args[1:], env)
-	case "calls":
-		return calls(ctx, args[1:], env)
-	case "resolve":
-		return resolve(ctx, args[1:], env)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, usage)
-		return ExitOK
-	}
-	fmt.Fprintf(env.Stderr, "toolgate: unknown command %q\n\n%s", args[0], usage)
-	return ExitUsage
 }
 
-// command is a command's flags and how to use it.
-type command struct {
-	*flag.FlagSet
-	usage string
-	env   Env
-}
-
-func newCommand(name, usage string, env Env) *command {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // parse reports errors in the command's words
-	c := &command{FlagSet: fs, usage: usage, env: env}
-	fs.Usage = func() {}
-	return c
-}
-
-// printUsage writes how to use the command, and its flags, to w.
-func (c *command) printUsage(w io.Writer) {
-	fmt.Fprintf(w, "usage: %s\n", c.usage)
-	printDefaults(c.FlagSet, func(format string, args ...any) { fmt.Fprintf(w, format, args...) })
-}
-
-// parse parses the flags, which may come before or after the arguments,
-// and checks that the arguments named remain (SPEC, KEY). When ok is
-// false the command must stop with code.
-func (c *command) parse(args []string, names ...string) (pos []string, code int, ok bool) {
-	for {
-		if err := c.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				c.printUsage(c.env.Stdout)
-				return nil, ExitOK, false
-			}
-			return nil, c.usageError("%s", flagError(err)), false
-		}
-		rest := c.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if rest[0] == "--" { // everything after is an argument
-			pos = append(pos, rest[1:]...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-	switch {
-	case len(pos) < len(names):
-		return nil, c.usageError("give %s", argumentHelp[names[len(pos)]]), false
-	case len(pos) > len(names) && len(names) == 0:
-		return nil, c.usageError("unexpected argument %q: toolgate %s takes none", pos[0], c.Name()), false
-	case len(pos) > len(names):
-		return nil, c.usageError("unexpected argument %q after %s", pos[len(names)], strings.Join(names, " ")), false
-	}
-	return pos, ExitOK, true
-}
-
-// argumentHelp says what each argument is.
-var argumentHelp = map[string]string{
-	"SPEC": "SPEC, the OpenAPI document (JSON or YAML)",
-	"KEY":  "KEY, the key of the call as toolgate calls lists it",
-}
-
-// usageError reports a misuse of the command.
-func (c *command) usageError(format string, args ...any) int {
-	fmt.Fprintf(c.env.Stderr, "toolgate %s: %s\n", c.Name(), fmt.Sprintf(format, args...))
-	c.printUsage(c.env.Stderr)
-	return ExitUsage
-}
-
-// fail reports a failure of the command.
-func (c *command) fail(err error) int {
-	fmt.Fprintf(c.env.Stderr, "toolgate %s: %s\n", c.Name(), describe(err))
-	return ExitFailure
-}
+// specArg is the document a command reads.
+var specArg = command.Arg{Name: "SPEC", Help: "the OpenAPI document (JSON or YAML)", Files: true}
 
 // load reads the document and the configuration and builds the catalog.
 func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error) {
@@ -173,70 +71,16 @@ func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error
 	return cat, cfg, err
 }
 
-func inspect(_ context.Context, args []string, env Env) int {
-	cmd := newCommand("inspect", "toolgate inspect SPEC [--config FILE] [--json]", env)
-	configPath := cmd.String("config", "", "the configuration, a YAML `FILE`")
-	asJSON := cmd.Bool("json", false, "print machine-readable JSON")
-	pos, code, ok := cmd.parse(args, "SPEC")
-	if !ok {
-		return code
-	}
-	cat, _, err := load(pos[0], *configPath)
+// openDB opens the journal database that --db, $TOOLGATE_DB or the data
+// directory names.
+func openDB(ctx context.Context, r *command.Run) (*sqlstore.DB, error) {
+	dsn, err := r.DSN()
 	if err != nil {
-		return cmd.fail(loadError(err))
+		return nil, err
 	}
-	rows, sum, err := cat.Inspect()
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{})
 	if err != nil {
-		return cmd.fail(err)
+		return nil, dbError(dsn, err)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"summary": sum, "tools": rows})
-		return ExitOK
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tRETRY\tDEADLINE\tWHY")
-	for _, r := range rows {
-		exposed := "no"
-		switch {
-		case r.Confirm:
-			exposed = "confirm"
-		case r.Exposed:
-			exposed = "yes"
-		}
-		risk := r.Risk
-		if r.Override {
-			risk += " (config)"
-		}
-		review, why := "", strings.Join(r.Reasons, "; ")
-		if r.Review {
-			review = "review"
-			why += "; REVIEW: " + strings.Join(r.ReviewReasons, "; ")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s. %s\n", r.Name, r.Method, r.Path, risk, review, exposed, r.Retry, r.Deadline,
-			why, r.Exposure)
-	}
-	tw.Flush()
-	confirmed := ""
-	if sum.Confirm > 0 {
-		confirmed = fmt.Sprintf("; %d confirmed by a person call by call", sum.Confirm)
-	}
-	fmt.Fprintf(env.Stdout, "\n%d tools: %s; %d exposed (%s%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
-	if len(sum.Review) > 0 {
-		fmt.Fprintf(env.Stdout, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
-	}
-	fmt.Fprintf(env.Stdout, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
-	for _, w := range sum.Warnings {
-		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
-	}
-	return ExitOK
-}
-
-func classCounts(m map[string]int) string {
-	var parts []string
-	for _, c := range []string{"read", "write", "destructive", "privileged"} {
-		parts = append(parts, fmt.Sprintf("%d %s", m[c], c))
-	}
-	return strings.Join(parts, ", ")
+	return db, nil
 }

@@ -272,3 +272,28 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpOfEveryCommand checks that 'help COMMAND' is 'COMMAND --help'
+// for every command the program's help lists, with its flags and the
+// exit codes, and that the resolve rule is stated where it applies.
+func TestHelpOfEveryCommand(t *testing.T) {
+	code, top, _ := run("help")
+	_, list, _ := strings.Cut(top, "commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	names := regexp.MustCompile(`(?m)^  (\S+)`).FindAllStringSubmatch(list, -1)
+	if code != cli.ExitOK || len(names) != 6 {
+		t.Fatalf("help: exit %d, %d commands:\n%s", code, len(names), top)
+	}
+	for _, m := range names {
+		name := m[1]
+		hc, h, _ := run("help", name)
+		fc, f, _ := run(name, "--help")
+		if hc != cli.ExitOK || fc != cli.ExitOK || h != f || !strings.HasPrefix(h, "usage: toolgate "+name+" ") ||
+			!strings.Contains(h, "exit codes:") || !strings.Contains(h, "-h, --help") {
+			t.Errorf("help %s (exit %d) and %s --help (exit %d):\n%s\n---\n%s", name, hc, name, fc, h, f)
+		}
+	}
+	if _, h, _ := run("help", "resolve"); !strings.Contains(h, "Say exactly one of --applied and --not-applied, and with --note what you") {
+		t.Errorf("help resolve does not state the rule:\n%s", h)
+	}
+}

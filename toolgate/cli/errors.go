@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"net"
@@ -14,32 +13,6 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 )
-
-// packagePrefixes are the prefixes that errors from toolgate's packages
-// and the core's start with. The command's own prefix replaces them: a
-// person reads "toolgate serve: ...", once.
-var packagePrefixes = []string{"toolgate: ", "spec: ", "config: ", "sqlstore: ", "journal: "}
-
-// describe renders an error for the person at the terminal: no package
-// prefixes, and one line.
-func describe(err error) string {
-	msg := err.Error()
-	for changed := true; changed; {
-		changed = false
-		for _, p := range packagePrefixes {
-			if strings.HasPrefix(msg, p) {
-				msg, changed = msg[len(p):], true
-			}
-			if strings.Contains(msg, ": "+p) {
-				msg, changed = strings.ReplaceAll(msg, ": "+p, ": "), true
-			}
-		}
-	}
-	// Drivers report several addresses tried on lines of their own.
-	msg = strings.ReplaceAll(msg, ":\n\t", ": ")
-	msg = strings.ReplaceAll(msg, "\n\t", "; ")
-	return strings.ReplaceAll(msg, "\n", " ")
-}
 
 // readProblem says why a file could not be read, without the system
 // call's name.
@@ -67,43 +40,6 @@ func loadError(err error) error {
 		return fmt.Errorf("cannot read the document %s: %s", pe.Path, readProblem(pe.Err))
 	}
 	return err
-}
-
-// flagError rewrites the flag package's complaints in the command's
-// words, with the double dash the usage shows.
-func flagError(err error) string {
-	msg := err.Error()
-	dashed := func(name string) string { return "--" + strings.TrimSuffix(strings.TrimLeft(name, "-"), ":") }
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag " + dashed(name)
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
-		return dashed(name) + " needs a value"
-	}
-	var value, name string
-	if n, _ := fmt.Sscanf(msg, "invalid boolean value %q for %s", &value, &name); n == 2 {
-		return fmt.Sprintf("%s is %q; give true or false, or leave the value out for true", dashed(name), value)
-	}
-	if n, _ := fmt.Sscanf(msg, "invalid value %q for flag %s", &value, &name); n == 2 {
-		return fmt.Sprintf("%s is %q: %s", dashed(name), value, msg[strings.Index(msg, ": ")+2:])
-	}
-	return msg
-}
-
-// printDefaults lists a command's flags as the usage line writes them:
-// --name VALUE, with what each is for.
-func printDefaults(fs *flag.FlagSet, w func(format string, args ...any)) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, usage := flag.UnquoteUsage(f)
-		if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); isBool {
-			name = ""
-		}
-		flagText := "--" + f.Name
-		if name != "" {
-			flagText += " " + strings.ToUpper(name)
-		}
-		w("  %-22s %s\n", flagText, usage)
-	})
 }
 
 // listenAddress checks --http's value: a port, or host:port. A bare port

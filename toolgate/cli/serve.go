@@ -5,62 +5,126 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/user"
-	"path/filepath"
-	"strings"
-	"text/tabwriter"
-	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/journal"
-	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
 )
 
-// DBEnv names the environment variable that selects the journal database.
-const DBEnv = "TOOLGATE_DB"
+// serveFlags are serve's flags.
+type serveFlags struct {
+	config, upstream, http string
+	stdio                  bool
+	origins                []string
+}
 
-// listFlag is a flag that may be given several times.
-type listFlag []string
+// serveCommand is "toolgate serve": the MCP server.
+func serveCommand() *command.Command {
+	var sf serveFlags
+	return &command.Command{
+		Name: "serve", Args: []command.Arg{specArg}, DB: true,
+		Synopsis: "SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]",
+		Summary:  "the MCP server, over stdio or Streamable HTTP",
+		Help: `--http ADDR listens on the loopback interface when ADDR is a port; any other
+address needs a bearer token in $TOOLGATE_TOKEN. Calls of tools that change
+state are journaled; calls that a stopped server left in flight become
+ambiguous while it serves (toolgate calls).`,
+		Flags: func(f *pflag.FlagSet) {
+			f.StringVar(&sf.config, "config", "", "the configuration, a YAML `FILE`")
+			f.StringVar(&sf.upstream, "upstream", "", "the upstream API's base `URL` (default: the configuration's, else the document's first server)")
+			f.BoolVar(&sf.stdio, "stdio", false, "serve MCP over standard input and output")
+			f.StringVar(&sf.http, "http", "", "serve MCP over Streamable HTTP on `ADDR` (host:port, or a port on 127.0.0.1)")
+			f.StringArrayVar(&sf.origins, "allow-origin", nil, "a browser `ORIGIN` allowed to call the HTTP endpoint (repeatable)")
+		},
+		Run: func(ctx context.Context, r *command.Run) error { return serve(ctx, r, sf) },
+	}
+}
 
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-func serve(ctx context.Context, args []string, env Env) int {
-	cmd := newCommand("serve", "toolgate serve SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]", env)
-	configPath := cmd.String("config", "", "the configuration, a YAML `FILE`")
-	upstream := cmd.String("upstream", "", "the upstream API's base `URL` (default: the configuration's, else the document's first server)")
-	stdio := cmd.Bool("stdio", false, "serve MCP over standard input and output")
-	httpAddr := cmd.String("http", "", "serve MCP over Streamable HTTP on `ADDR` (host:port, or a port on 127.0.0.1)")
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN` (default $"+DBEnv+", else the data directory)")
-	var origins listFlag
-	cmd.Var(&origins, "allow-origin", "a browser `ORIGIN` allowed to call the HTTP endpoint (repeatable)")
-	pos, code, ok := cmd.parse(args, "SPEC")
-	if !ok {
-		return code
+func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
+	if err := sf.check(); err != nil {
+		return err
 	}
-	if *stdio == (*httpAddr != "") {
-		return cmd.usageError("give either --stdio or --http ADDR")
-	}
-	// Check what the flags say before reading anything.
-	if *httpAddr != "" {
-		addr, err := listenAddress(*httpAddr)
-		if err != nil {
-			return cmd.usageError("%v", err)
-		}
-		*httpAddr = addr
-	}
-	for _, o := range origins {
-		if _, err := toolgate.ParseOrigin(o); err != nil {
-			return cmd.fail(err)
-		}
-	}
-	cat, cfg, err := load(pos[0], *configPath)
+	cat, cfg, err := load(r.Args[0], sf.config)
 	if err != nil {
-		return cmd.fail(loadError(err))
+		return loadError(err)
 	}
-	base := *upstream
+	base, err := upstream(sf.upstream, r.Args[0], cat, cfg)
+	if err != nil {
+		return err
+	}
+	token := r.Getenv(toolgate.TokenEnv)
+	if sf.http != "" {
+		// Check the listening address before opening anything.
+		loopback, err := toolgate.Loopback(sf.http)
+		if err != nil {
+			return err
+		}
+		if !loopback && token == "" {
+			return toolgate.ErrTokenRequired
+		}
+	}
+	db, err := openDB(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	j := journal.New(db.JournalStore(), journal.Options{Lease: toolgate.Lease(cat)})
+	caller, err := toolgate.NewCaller(cat, base, cfg.Upstream.Auth, r.Getenv, nil, j)
+	if err != nil {
+		return err
+	}
+	srv, err := toolgate.NewServer(cat, caller)
+	if err != nil {
+		return err
+	}
+	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { r.Logf("%s", command.Describe(errors.New(line))) }}
+	exposed := len(cat.Exposed())
+	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
+	if sf.stdio {
+		r.Logf("serving %s over stdio", summary)
+		return g.ServeStdio(ctx, r.Stdin, r.Stdout)
+	}
+	ln, err := net.Listen("tcp", sf.http)
+	if err != nil {
+		return listenError(sf.http, err)
+	}
+	auth := "no token"
+	if token != "" {
+		auth = "bearer token from $" + toolgate.TokenEnv
+	}
+	r.Logf("serving %s at http://%s/ (%s)", summary, ln.Addr(), auth)
+	return g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: sf.origins})
+}
+
+// check checks what the flags say before anything is read.
+func (sf *serveFlags) check() error {
+	if sf.stdio == (sf.http != "") {
+		return command.Usagef("give either --stdio or --http ADDR")
+	}
+	if sf.http != "" {
+		addr, err := listenAddress(sf.http)
+		if err != nil {
+			return command.Usagef("%v", err)
+		}
+		sf.http = addr
+	}
+	for _, o := range sf.origins {
+		if _, err := toolgate.ParseOrigin(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upstream returns the upstream's base URL: --upstream's, else the
+// configuration's, else the document's first server, which never receives
+// the secret.
+func upstream(flag, specPath string, cat *toolgate.Catalog, cfg *config.Config) (string, error) {
+	base := flag
 	if base == "" {
 		base = cfg.Upstream.URL
 	}
@@ -68,169 +132,13 @@ func serve(ctx context.Context, args []string, env Env) int {
 		if a := cfg.Upstream.Auth; a.Type != "none" {
 			// The document is untrusted: the server it names must not
 			// receive the secret unless a person named it too.
-			return cmd.fail(fmt.Errorf("upstream.auth sends the secret in $%s, but no upstream URL is configured, and the secret never goes to a server only the document names: give --upstream URL or upstream.url in the configuration",
-				a.Env))
+			return "", fmt.Errorf("upstream.auth sends the secret in $%s, but no upstream URL is configured, and the secret never goes to a server only the document names: give --upstream URL or upstream.url in the configuration",
+				a.Env)
 		}
 		base = cat.Doc.Servers[0]
 	}
 	if base == "" {
-		return cmd.fail(fmt.Errorf("%s names no server: give --upstream URL or upstream.url in the configuration", pos[0]))
+		return "", fmt.Errorf("%s names no server: give --upstream URL or upstream.url in the configuration", specPath)
 	}
-
-	// Check the listening address before opening anything.
-	var token string
-	if *httpAddr != "" {
-		loopback, err := toolgate.Loopback(*httpAddr)
-		if err != nil {
-			return cmd.fail(err)
-		}
-		token = env.Getenv(toolgate.TokenEnv)
-		if !loopback && token == "" {
-			return cmd.fail(toolgate.ErrTokenRequired)
-		}
-	}
-
-	db, err := openDB(ctx, *dsn, env)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	defer db.Close()
-	j := journal.New(db.JournalStore(), journal.Options{Lease: toolgate.Lease(cat)})
-	caller, err := toolgate.NewCaller(cat, base, cfg.Upstream.Auth, env.Getenv, nil, j)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	srv, err := toolgate.NewServer(cat, caller)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { fmt.Fprintf(env.Stderr, "toolgate: %s\n", describe(errors.New(line))) }}
-
-	exposed := len(cat.Exposed())
-	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
-	if *stdio {
-		fmt.Fprintf(env.Stderr, "toolgate: serving %s over stdio\n", summary)
-		if err := g.ServeStdio(ctx, env.Stdin, env.Stdout); err != nil {
-			return cmd.fail(err)
-		}
-		return ExitOK
-	}
-	ln, err := net.Listen("tcp", *httpAddr)
-	if err != nil {
-		return cmd.fail(listenError(*httpAddr, err))
-	}
-	auth := "no token"
-	if token != "" {
-		auth = "bearer token from $" + toolgate.TokenEnv
-	}
-	fmt.Fprintf(env.Stderr, "toolgate: serving %s at http://%s/ (%s)\n", summary, ln.Addr(), auth)
-	if err := g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: origins}); err != nil {
-		return cmd.fail(err)
-	}
-	return ExitOK
-}
-
-// openDB opens the journal database that --db, $TOOLGATE_DB or the data
-// directory names.
-func openDB(ctx context.Context, dsn string, env Env) (*sqlstore.DB, error) {
-	if dsn == "" {
-		dsn = env.Getenv(DBEnv)
-	}
-	if dsn == "" {
-		dir := env.Getenv("XDG_DATA_HOME")
-		if dir == "" {
-			home := env.Getenv("HOME")
-			if home == "" {
-				return nil, fmt.Errorf("no home directory to keep the journal in: give --db or $%s", DBEnv)
-			}
-			dir = filepath.Join(home, ".local", "share")
-		}
-		dir = filepath.Join(dir, "toolgate")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create the data directory %s: %w", dir, err)
-		}
-		dsn = filepath.Join(dir, "journal.db")
-	}
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{})
-	if err != nil {
-		return nil, dbError(dsn, err)
-	}
-	return db, nil
-}
-
-func calls(ctx context.Context, args []string, env Env) int {
-	cmd := newCommand("calls", "toolgate calls [--db DSN] [--all]", env)
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN`")
-	all := cmd.Bool("all", false, "every recorded call, not only those whose outcome is unknown")
-	if _, code, ok := cmd.parse(args); !ok {
-		return code
-	}
-	db, err := openDB(ctx, *dsn, env)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	defer db.Close()
-	f := journal.Filter{Kind: toolgate.JournalKind}
-	if !*all {
-		f.States = []journal.State{journal.Ambiguous}
-	}
-	ops, err := journal.New(db.JournalStore(), journal.Options{}).List(ctx, f)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	if len(ops) == 0 {
-		fmt.Fprintln(env.Stdout, "no calls with an unknown outcome")
-		return ExitOK
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tSTATE\tCALL\tARGUMENTS\tWHEN\tWHY")
-	for _, op := range ops {
-		args := fmt.Sprint(op.Evidence["arguments"])
-		if len(args) > 60 {
-			args = args[:57] + "..."
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%v %v\t%s\t%s\t%s\n", op.Key, op.State, op.Evidence["method"], op.Evidence["path"], args,
-			op.Created.Local().Format(time.DateTime), op.LastError)
-	}
-	tw.Flush()
-	fmt.Fprintln(env.Stdout, "\nCheck the upstream, then: toolgate resolve KEY (--applied | --not-applied) --note WHAT-YOU-CHECKED")
-	return ExitOK
-}
-
-func resolve(ctx context.Context, args []string, env Env) int {
-	cmd := newCommand("resolve", "toolgate resolve KEY (--applied | --not-applied) --note TEXT [--db DSN]", env)
-	dsn := cmd.String("db", "", "the journal: a SQLite file or a postgres:// `DSN`")
-	applied := cmd.Bool("applied", false, "the upstream did apply the call")
-	notApplied := cmd.Bool("not-applied", false, "it did not; an identical call is allowed again")
-	note := cmd.String("note", "", "`TEXT` saying what you checked (required)")
-	by := cmd.String("by", "", "the `NAME` of who decides (default: the current user)")
-	pos, code, ok := cmd.parse(args, "KEY")
-	if !ok {
-		return code
-	}
-	if *applied == *notApplied || strings.TrimSpace(*note) == "" {
-		return cmd.usageError("say either --applied or --not-applied, and --note what you checked")
-	}
-	who := *by
-	if who == "" {
-		who = env.Getenv("USER")
-		if u, err := user.Current(); who == "" && err == nil {
-			who = u.Username
-		}
-	}
-	res := journal.Resolution{To: journal.Applied, By: who, Note: *note}
-	if *notApplied {
-		res.To = journal.NotApplied
-	}
-	db, err := openDB(ctx, *dsn, env)
-	if err != nil {
-		return cmd.fail(err)
-	}
-	defer db.Close()
-	op, err := journal.New(db.JournalStore(), journal.Options{}).Resolve(ctx, pos[0], res)
-	if err != nil {
-		return cmd.fail(resolveError(pos[0], err))
-	}
-	fmt.Fprintf(env.Stdout, "%s resolved as %s by %s\n", op.Key, op.State, who)
-	return ExitOK
+	return base, nil
 }

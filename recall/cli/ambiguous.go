@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/recall"
+)
+
+// ambiguousCommand is "recall-archive ambiguous": the requests that may
+// have been charged, with what shows it.
+func ambiguousCommand(o recall.Options) *command.Command {
+	return &command.Command{
+		Name: "ambiguous", Args: []command.Arg{{Name: "BATCH", Optional: true}}, DB: true, JSON: true,
+		Summary: "requests that may have been charged, with their evidence",
+		Help:    "Exits 3 when there are any, with --json too.",
+		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
+			batch := ""
+			if len(r.Args) == 1 {
+				batch = r.Args[0]
+			}
+			items, err := a.Ambiguous(ctx, batch)
+			if err != nil {
+				return err
+			}
+			r.Show(items, func(w io.Writer) { printAmbiguous(w, items) })
+			if len(items) > 0 {
+				return command.Exit(ExitAmbiguous)
+			}
+			return nil
+		}),
+	}
+}
+
+func printAmbiguous(w io.Writer, items []recall.AmbiguousItem) {
+	if len(items) == 0 {
+		fmt.Fprintln(w, "no ambiguous requests")
+		return
+	}
+	for _, it := range items {
+		fmt.Fprintf(w, "%s\n", it.Key)
+		for _, p := range it.Paths {
+			fmt.Fprintf(w, "  file:      %q\n", p)
+		}
+		fmt.Fprintf(w, "  sent at:   %s (attempt %d)\n", it.SentAt.Local().Format(time.RFC3339), it.Attempt)
+		fmt.Fprintf(w, "  what:      %s\n", it.Detail)
+		if v, ok := it.Evidence["bytes_written"]; ok {
+			fmt.Fprintf(w, "  written:   %v bytes\n", v)
+		}
+		if v, ok := it.Evidence["provider_request_id"]; ok {
+			fmt.Fprintf(w, "  request:   %v\n", v)
+		}
+		fmt.Fprintf(w, "  held:      $%s\n", it.Held.Decimal(6))
+	}
+	fmt.Fprint(w, `
+How to check: look at the provider's usage or billing page around the time
+each request was sent. If it was charged, 'recall-archive resolve KEY --applied
+--note "..."' (add --transcript FILE if you have the text); if it was not,
+'recall-archive resolve KEY --not-applied --note "..."', then retry-failed.
+The sandbox provider can be asked: GET /v1/sandbox/charges?tag=KEY.
+`)
+}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/recall"
+)
+
+// exportCommand is "recall-archive export": a batch's transcripts written
+// out.
+func exportCommand(o recall.Options) *command.Command {
+	var format, out string
+	return &command.Command{
+		Name: "export", Args: []command.Arg{batchArg}, Synopsis: "BATCH --out DIR [flags]", DB: true, JSON: true,
+		Summary: "write the batch's transcripts",
+		Flags: func(f *pflag.FlagSet) {
+			f.StringVar(&format, "format", "txt,srt,vtt,json", "formats, comma-separated: txt, srt, vtt, json")
+			f.StringVar(&out, "out", "", "the `DIR` to write to (required)")
+		},
+		Check: func(*command.Run) error {
+			if out == "" {
+				return command.Usagef("--out is required")
+			}
+			return nil
+		},
+		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
+			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","))
+			if err != nil {
+				return err
+			}
+			r.Show(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, func(w io.Writer) {
+				fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
+			})
+			return nil
+		}),
+	}
+}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/transport"
+)
+
+// providerFlags are the flags that choose a provider.
+type providerFlags struct {
+	name, url, model, keyEnv, prices, project string
+	getenv                                    func(string) string
+}
+
+// register declares the flags in f.
+func (p *providerFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: sandbox (built in, no account needed), openai (any OpenAI-compatible API), deepgram or assemblyai")
+	f.StringVar(&p.url, "provider-url", "", "the provider's base `URL` (default: the provider's own; for sandbox, a sandbox started for the run)")
+	f.StringVar(&p.model, "model", "", "the `MODEL` (default: whisper-1; nova-3 for deepgram; best for assemblyai)")
+	f.StringVar(&p.keyEnv, "api-key-env", "", "the environment `VARIABLE` that holds the API key (default: OPENAI_API_KEY, DEEPGRAM_API_KEY or ASSEMBLYAI_API_KEY); keys are never taken from flags")
+	f.StringVar(&p.project, "deepgram-project", "", "deepgram: the `PROJECT` whose request log reconcile searches (default: $DEEPGRAM_PROJECT_ID)")
+	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
+}
+
+// defaults fills what the provider decides: model, key variable, URL.
+func (p *providerFlags) defaults() {
+	type def struct{ model, keyEnv, url string }
+	d := map[string]def{
+		"sandbox":    {"whisper-1", "", ""},
+		"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
+		"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
+		"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
+	}[p.name]
+	if p.model == "" {
+		p.model = d.model
+	}
+	if p.keyEnv == "" {
+		p.keyEnv = d.keyEnv
+	}
+	if p.url == "" && p.name != "sandbox" {
+		p.url = d.url
+	}
+	if p.project == "" && p.getenv != nil {
+		p.project = p.getenv("DEEPGRAM_PROJECT_ID")
+	}
+}
+
+// price returns the model's price per minute, from the prices file if
+// there is one.
+func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
+	p.getenv = r.Getenv
+	p.defaults()
+	path := p.prices
+	if path == "" {
+		if dir := configDir(p.getenv); dir != "" {
+			if _, err := os.Stat(filepath.Join(dir, "prices.json")); err == nil {
+				path = filepath.Join(dir, "prices.json")
+			}
+		}
+	}
+	prices := recall.DefaultPrices()
+	if path != "" {
+		var err error
+		if prices, err = recall.LoadPrices(path); err != nil {
+			return 0, err
+		}
+	}
+	return prices.PerMinute(p.name, p.model)
+}
+
+// configDir is recall-archive's directory in the user's configuration
+// directory ($XDG_CONFIG_HOME, else ~/.config), or "" if there is none.
+func configDir(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "recall-archive")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "recall-archive")
+	}
+	return ""
+}
+
+// build returns the provider, starting a sandbox when it is asked for
+// without a URL; stop shuts that sandbox down.
+func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov provider.Provider, stop func(), err error) {
+	stop = func() {}
+	p.getenv = r.Getenv
+	p.defaults()
+	cfg := retry.DefaultConfig()
+	cfg.Deadline = timeout
+	client, err := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
+	if err != nil {
+		return nil, stop, err
+	}
+	switch p.name {
+	case "sandbox":
+		url := p.url
+		if url == "" {
+			sb := sandbox.New(sandbox.Options{})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, stop, err
+			}
+			srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+			go srv.Serve(ln)
+			url = "http://" + ln.Addr().String()
+			stop = func() {
+				sb.Close()
+				srv.Close()
+			}
+			if !r.JSON {
+				fmt.Fprintf(r.Stderr, "using the built-in sandbox provider at %s: placeholder transcripts, nothing is really charged\n", url)
+			}
+		}
+		return &provider.Sandbox{OpenAI: provider.OpenAI{BaseURL: url, ModelName: p.model, Client: client, TagHeader: "X-Recall-Key"}}, stop, nil
+	case "openai", "deepgram", "assemblyai":
+		key := r.Getenv(p.keyEnv)
+		if key == "" {
+			return nil, stop, fmt.Errorf("the API key is missing: set $%s (or name another variable with --api-key-env)", p.keyEnv)
+		}
+		switch p.name {
+		case "openai":
+			return &provider.OpenAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
+		case "deepgram":
+			return &provider.Deepgram{BaseURL: p.url, ModelName: p.model, APIKey: key, ProjectID: p.project, Client: client}, stop, nil
+		default:
+			return &provider.AssemblyAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
+		}
+	}
+	return nil, stop, fmt.Errorf("unknown provider %q: use sandbox, openai, deepgram or assemblyai", p.name)
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/recall"
+)
+
+// searchCommand is "recall-archive search": words found in every
+// transcript.
+func searchCommand(o recall.Options) *command.Command {
+	var limit int
+	return &command.Command{
+		Name: "search", Args: []command.Arg{{Name: "QUERY", Help: "the words to find", Many: true}}, DB: true, JSON: true,
+		Summary: "find words in every transcript, with the file and the time",
+		Flags:   func(f *pflag.FlagSet) { f.IntVar(&limit, "limit", 20, "show at most this many matches") },
+		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
+			hits, err := a.Search(ctx, strings.Join(r.Args, " "), limit)
+			if err != nil {
+				return err
+			}
+			r.Show(hits, func(w io.Writer) { printHits(w, hits) })
+			return nil
+		}),
+	}
+}
+
+func printHits(w io.Writer, hits []recall.Hit) {
+	if len(hits) == 0 {
+		fmt.Fprintln(w, "no matches")
+	}
+	for _, h := range hits {
+		path := h.SHA256[:12]
+		if len(h.Paths) > 0 {
+			path = h.Paths[0]
+		}
+		fmt.Fprintf(w, "%s  at %s\n    %s\n", path, clock(h.Start), h.Snippet)
+	}
+}
+
+// clock formats an offset as H:MM:SS.
+func clock(d time.Duration) string {
+	s := int(d.Seconds())
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}

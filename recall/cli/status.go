@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/recall"
+)
+
+// statusCommand is "recall-archive status": a batch's files, progress
+// and money.
+func statusCommand(o recall.Options) *command.Command {
+	var pf providerFlags
+	return &command.Command{
+		Name: "status", Args: []command.Arg{batchArg}, DB: true, JSON: true,
+		Summary: "items per state; money estimated, held and spent",
+		Flags:   pf.register,
+		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
+			price, err := pf.price(r)
+			if err != nil {
+				return err
+			}
+			st, err := a.Status(ctx, r.Args[0])
+			if err != nil {
+				return err
+			}
+			est, err := a.Estimate(ctx, r.Args[0], price)
+			if err != nil {
+				return err
+			}
+			r.Show(map[string]any{"status": st, "estimate": est}, func(w io.Writer) { printStatus(w, st, est, &pf) })
+			return nil
+		}),
+	}
+}
+
+func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *providerFlags) {
+	fmt.Fprintf(w, "batch %s\n  files:   ", st.Batch)
+	for i, s := range sortedKeys(st.Items) {
+		if i > 0 {
+			fmt.Fprint(w, ", ")
+		}
+		fmt.Fprintf(w, "%d %s", st.Items[s], s)
+	}
+	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), humanBytes(st.Bytes))
+	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d waiting\n",
+		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["waiting"]+st.Transcription["sending"])
+	m := st.Money
+	budget := "no budget"
+	if m.Budget > 0 {
+		budget = "budget $" + m.Budget.Decimal(6)
+	}
+	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",
+		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
+	printProblems(w, st.Problems)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/toolgate"
+)
+
+// inspectCommand is "toolgate inspect": the catalog, tool by tool, as a
+// person reviews it before serving it.
+func inspectCommand() *command.Command {
+	var configPath string
+	return &command.Command{
+		Name: "inspect", Args: []command.Arg{specArg}, Synopsis: "SPEC [--config FILE] [--json]", JSON: true,
+		Summary: "one row per operation: tool, method, path, risk class and why, exposure and why, retry policy, deadline",
+		Help: `EXPOSED is yes, confirm (a person accepts each call) or no; REVIEW marks the
+tools where the evidence about the class disagrees, listed first in the summary.`,
+		Flags: func(f *pflag.FlagSet) { f.StringVar(&configPath, "config", "", "the configuration, a YAML `FILE`") },
+		Run: func(_ context.Context, r *command.Run) error {
+			cat, _, err := load(r.Args[0], configPath)
+			if err != nil {
+				return loadError(err)
+			}
+			rows, sum, err := cat.Inspect()
+			if err != nil {
+				return err
+			}
+			r.Show(map[string]any{"summary": sum, "tools": rows}, func(w io.Writer) { printInspect(w, rows, sum) })
+			return nil
+		},
+	}
+}
+
+func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tRETRY\tDEADLINE\tWHY")
+	for _, r := range rows {
+		exposed := "no"
+		switch {
+		case r.Confirm:
+			exposed = "confirm"
+		case r.Exposed:
+			exposed = "yes"
+		}
+		risk := r.Risk
+		if r.Override {
+			risk += " (config)"
+		}
+		review, why := "", strings.Join(r.Reasons, "; ")
+		if r.Review {
+			review = "review"
+			why += "; REVIEW: " + strings.Join(r.ReviewReasons, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s. %s\n", r.Name, r.Method, r.Path, risk, review, exposed, r.Retry, r.Deadline,
+			why, r.Exposure)
+	}
+	tw.Flush()
+	confirmed := ""
+	if sum.Confirm > 0 {
+		confirmed = fmt.Sprintf("; %d confirmed by a person call by call", sum.Confirm)
+	}
+	fmt.Fprintf(w, "\n%d tools: %s; %d exposed (%s%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
+	if len(sum.Review) > 0 {
+		fmt.Fprintf(w, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
+	}
+	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
+	for _, warning := range sum.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
+}
+
+func classCounts(m map[string]int) string {
+	var parts []string
+	for _, c := range []string{"read", "write", "destructive", "privileged"} {
+		parts = append(parts, fmt.Sprintf("%d %s", m[c], c))
+	}
+	return strings.Join(parts, ", ")
+}
