@@ -303,6 +303,16 @@ func (r *Run) DSN() (string, error) {
 	return filepath.Join(dir, db.File), nil
 }
 
+// Done ends a command whose work returned v or err: err as it is, else
+// v shown, as [Run.Show] does.
+func (r *Run) Done(v any, err error, text func(w io.Writer)) error {
+	if err != nil {
+		return err
+	}
+	r.Show(v, text)
+	return nil
+}
+
 // Show prints v as JSON with --json, else as text writes it.
 func (r *Run) Show(v any, text func(w io.Writer)) {
 	if !r.JSON {

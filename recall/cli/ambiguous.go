@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
@@ -11,28 +12,17 @@ import (
 )
 
 // ambiguousCommand is "recall-archive ambiguous": the requests that may
-// have been charged, with what shows it.
+// have been charged, with what shows it. It exits 3 when there are any.
 func ambiguousCommand(o recall.Options) *command.Command {
-	return &command.Command{
-		Name: "ambiguous", Args: []command.Arg{{Name: "BATCH", Optional: true}}, DB: true, JSON: true,
-		Summary: "requests that may have been charged, with their evidence",
-		Help:    "Exits 3 when there are any, with --json too.",
+	return &command.Command{Name: "ambiguous", Args: []command.Arg{{Name: "BATCH", Optional: true}}, DB: true, JSON: true,
+		Summary: "requests that may have been charged, with their evidence", Help: "Exits 3 when there are any, with --json too.",
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			batch := ""
-			if len(r.Args) == 1 {
-				batch = r.Args[0]
-			}
-			items, err := a.Ambiguous(ctx, batch)
-			if err != nil {
+			items, err := a.Ambiguous(ctx, strings.Join(r.Args, ""))
+			if err := r.Done(items, err, func(w io.Writer) { printAmbiguous(w, items) }); err != nil || len(items) == 0 {
 				return err
 			}
-			r.Show(items, func(w io.Writer) { printAmbiguous(w, items) })
-			if len(items) > 0 {
-				return command.Exit(ExitAmbiguous)
-			}
-			return nil
-		}),
-	}
+			return command.Exit(ExitAmbiguous)
+		})}
 }
 
 func printAmbiguous(w io.Writer, items []recall.AmbiguousItem) {

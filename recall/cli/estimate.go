@@ -7,31 +7,20 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
 // estimateCommand is "recall-archive estimate": what the batch will cost.
 func estimateCommand(o recall.Options) *command.Command {
 	var pf providerFlags
-	return &command.Command{
-		Name: "estimate", Args: []command.Arg{batchArg}, DB: true, JSON: true,
-		Summary: "total duration and cost at the provider's price",
-		Flags:   pf.register,
-		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			price, err := pf.price(r)
-			if err != nil {
-				return err
-			}
+	return &command.Command{Name: "estimate", Args: []command.Arg{batchArg}, DB: true, JSON: true, Summary: "total duration and cost at the provider's price",
+		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, price ledger.Amount) error {
 			est, err := a.Estimate(ctx, r.Args[0], price)
-			if err != nil {
-				return err
-			}
-			r.Show(est, func(w io.Writer) {
+			return r.Done(est, err, func(w io.Writer) {
 				fmt.Fprintf(w, "batch %s: %d recordings, %s of audio, $%s at $%s a minute (%s/%s)\nnot yet transcribed: %s, $%s\n",
 					est.Batch, est.Contents, est.Duration.Round(time.Second), est.Cost.Decimal(6), price.Decimal(6), pf.name, pf.model,
 					est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6))
 			})
-			return nil
-		}),
-	}
+		})}
 }

@@ -31,13 +31,9 @@ func exportCommand(o recall.Options) *command.Command {
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","))
-			if err != nil {
-				return err
-			}
-			r.Show(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, func(w io.Writer) {
+			return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
 			})
-			return nil
 		}),
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -79,6 +80,18 @@ func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
 		}
 	}
 	return prices.PerMinute(p.name, p.model)
+}
+
+// priced is a command's work on the archive at the provider's price per
+// minute.
+func (p *providerFlags) priced(o recall.Options, do func(context.Context, *command.Run, *recall.Archive, ledger.Amount) error) func(context.Context, *command.Run) error {
+	return func(ctx context.Context, r *command.Run) error {
+		price, err := p.price(r) // a wrong prices file is told before the archive is opened
+		if err != nil {
+			return err
+		}
+		return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error { return do(ctx, r, a, price) })(ctx, r)
+	}
 }
 
 // configDir is recall-archive's directory in the user's configuration

@@ -15,11 +15,9 @@ import (
 // records asked about each ambiguous request.
 func reconcileCommand(o recall.Options) *command.Command {
 	var pf providerFlags
-	return &command.Command{
-		Name: "reconcile", Args: []command.Arg{batchArg}, DB: true, JSON: true,
+	return &command.Command{Name: "reconcile", Args: []command.Arg{batchArg}, DB: true, JSON: true, Flags: pf.register,
 		Summary: "ask the provider about ambiguous requests, and resolve them from its answer",
 		Help:    "Exits 3 when a request could not be asked about: it stays ambiguous.",
-		Flags:   pf.register,
 		Check: func(*command.Run) error {
 			if pf.name == "sandbox" && pf.url == "" {
 				return command.Usagef("give --provider-url: the sandbox to ask is the one that was called")
@@ -33,10 +31,9 @@ func reconcileCommand(o recall.Options) *command.Command {
 			}
 			defer stop()
 			res, err := a.Reconcile(ctx, r.Args[0], prov)
-			if err != nil {
+			if err := r.Done(res, err, func(w io.Writer) { printReconciled(w, res) }); err != nil {
 				return err
 			}
-			r.Show(res, func(w io.Writer) { printReconciled(w, res) })
 			for _, rr := range res {
 				if rr.Error != "" {
 					return command.Exit(ExitAmbiguous)

@@ -45,11 +45,7 @@ func resolveCommand(o recall.Options) *command.Command {
 				d.Evidence = journal.Evidence{"transcript_file": transcript}
 			}
 			op, err := a.Resolve(ctx, r.Args[0], d)
-			if err != nil {
-				return err
-			}
-			r.Show(op, func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, op.Resolution.By) })
-			return nil
+			return r.Done(op, err, func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, op.Resolution.By) })
 		}),
 	}
 }

@@ -17,19 +17,13 @@ import (
 // transcript.
 func searchCommand(o recall.Options) *command.Command {
 	var limit int
-	return &command.Command{
-		Name: "search", Args: []command.Arg{{Name: "QUERY", Help: "the words to find", Many: true}}, DB: true, JSON: true,
-		Summary: "find words in every transcript, with the file and the time",
-		Flags:   func(f *pflag.FlagSet) { f.IntVar(&limit, "limit", 20, "show at most this many matches") },
+	query := command.Arg{Name: "QUERY", Help: "the words to find", Many: true}
+	return &command.Command{Name: "search", Args: []command.Arg{query}, DB: true, JSON: true, Summary: "find words in every transcript, with the file and the time",
+		Flags: func(f *pflag.FlagSet) { f.IntVar(&limit, "limit", 20, "show at most this many matches") },
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 			hits, err := a.Search(ctx, strings.Join(r.Args, " "), limit)
-			if err != nil {
-				return err
-			}
-			r.Show(hits, func(w io.Writer) { printHits(w, hits) })
-			return nil
-		}),
-	}
+			return r.Done(hits, err, func(w io.Writer) { printHits(w, hits) })
+		})}
 }
 
 func printHits(w io.Writer, hits []recall.Hit) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -14,27 +15,15 @@ import (
 // and money.
 func statusCommand(o recall.Options) *command.Command {
 	var pf providerFlags
-	return &command.Command{
-		Name: "status", Args: []command.Arg{batchArg}, DB: true, JSON: true,
-		Summary: "items per state; money estimated, held and spent",
-		Flags:   pf.register,
-		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			price, err := pf.price(r)
-			if err != nil {
-				return err
-			}
+	return &command.Command{Name: "status", Args: []command.Arg{batchArg}, DB: true, JSON: true, Summary: "items per state; money estimated, held and spent",
+		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, price ledger.Amount) error {
 			st, err := a.Status(ctx, r.Args[0])
 			if err != nil {
 				return err
 			}
 			est, err := a.Estimate(ctx, r.Args[0], price)
-			if err != nil {
-				return err
-			}
-			r.Show(map[string]any{"status": st, "estimate": est}, func(w io.Writer) { printStatus(w, st, est, &pf) })
-			return nil
-		}),
-	}
+			return r.Done(map[string]any{"status": st, "estimate": est}, err, func(w io.Writer) { printStatus(w, st, est, &pf) })
+		})}
 }
 
 func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *providerFlags) {
