@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore"
