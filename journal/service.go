@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/retry"
 )
 
 // Options configure a [Journal].
@@ -316,17 +318,56 @@ type Report struct {
 	Evidence Evidence
 }
 
-// ReportFor builds the report of an attempt whose call returned err (nil
-// for success), using what rubicon's transport says about the side effect:
-// success is Applied; a call that provably applied nothing, because it was
-// not sent, is FailedSafe; one the server definitively refused is
-// NotApplied; anything that may have been applied is Ambiguous.
-func ReportFor(worker string, err error) Report {
+// ReportCall builds the report of an attempt whose call returned resp and
+// err, by rubicon's one rule for what an answer proves ([retry.Outcome]):
+//
+//   - an error says itself what it proves: a *rubicon.Error from rubicon's
+//     transport carries its outcome (not sent is FailedSafe, a refusal
+//     NotApplied, anything that may have been applied Ambiguous); any other
+//     error proves nothing and is Ambiguous;
+//   - a response is judged by its status, as the answer to a request with
+//     an effect whatever its method (the journal records side effects):
+//     2xx and 303 are Applied; 4xx, 307 and 308 NotApplied; 5xx and any
+//     other status Ambiguous;
+//   - no response and no error proves nothing, and is Ambiguous.
+//
+// A status that the API declares "not processed" is known to the
+// transport's policy, not to the journal: a 5xx is Ambiguous here whatever
+// the policy declares. Retry-After changes nothing.
+func ReportCall(worker string, resp *http.Response, err error) Report {
 	r := Report{Worker: worker}
-	if err == nil {
-		r.To = Applied
+	if err != nil {
+		return reportError(r, err)
+	}
+	if resp == nil {
+		r.To, r.Phase = Ambiguous, rubicon.Sent
+		r.Detail = "neither a response nor an error: nothing shows whether the request was applied"
 		return r
 	}
+	method := ""
+	if resp.Request != nil {
+		method = resp.Request.Method
+	}
+	// NotSentOnly: judged as a request with an effect, even for a GET.
+	outcome := retry.Outcome(retry.Result{Method: method, Mode: retry.NotSentOnly, Phase: rubicon.Answered, Status: resp.StatusCode})
+	r.Phase = rubicon.Answered
+	r.Evidence = Evidence{"status": resp.StatusCode}
+	r.To = stateOf(outcome)
+	if r.To != Applied {
+		r.Detail = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return r
+}
+
+// ReportFor is ReportCall without the response: ReportCall(worker, nil,
+// err). A nil error does not show what the answer was, so it is reported
+// Ambiguous, never Applied.
+//
+// Deprecated: use ReportCall, which judges the response too.
+func ReportFor(worker string, err error) Report { return ReportCall(worker, nil, err) }
+
+// reportError is ReportCall for a call that returned an error.
+func reportError(r Report, err error) Report {
 	r.Detail = err.Error()
 	var e *rubicon.Error
 	if !errors.As(err, &e) {
@@ -340,16 +381,27 @@ func ReportFor(worker string, err error) Report {
 		r.Evidence["status"] = e.StatusCode
 	}
 	switch {
-	case e.Outcome == rubicon.Unknown:
-		r.To = Ambiguous
-	case e.Outcome == rubicon.Applied:
-		r.To = Applied
-	case e.Phase == rubicon.NotSent:
+	case e.Outcome == rubicon.NotApplied && e.Phase == rubicon.NotSent:
 		r.To = FailedSafe
 	default:
-		r.To = NotApplied
+		r.To = stateOf(e.Outcome)
 	}
 	return r
+}
+
+// StateOf returns the state an operation ends in when its attempt has
+// outcome: Applied, NotApplied, or Ambiguous for Unknown (and for anything
+// else).
+func StateOf(outcome rubicon.Outcome) State { return stateOf(outcome) }
+
+func stateOf(outcome rubicon.Outcome) State {
+	switch outcome {
+	case rubicon.Applied:
+		return Applied
+	case rubicon.NotApplied:
+		return NotApplied
+	}
+	return Ambiguous
 }
 
 // Record stores how an attempt of key ended. From sending, every outcome
