@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,5 +158,96 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 	_, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstore.Options{Synchronous: "OFF"})
 	if err == nil || !strings.Contains(err.Error(), "OFF") {
 		t.Fatalf("Synchronous OFF: %v", err)
+	}
+}
+
+// TestMemoryDatabaseIsOneDatabase: ":memory:" gives one database that
+// reads and writes share, not one per connection.
+func TestMemoryDatabaseIsOneDatabase(t *testing.T) {
+	for _, dsn := range []string{":memory:", "sqlite::memory:", "file::memory:", "file:mem.db?mode=memory"} {
+		e := openDSN(t, dsn)
+		e.insert(t, "k")
+		if _, err := e.l.Open(e.ctx, "acct", "micro-USD", 10); err != nil {
+			t.Fatalf("%s: open an account: %v", dsn, err)
+		}
+		// Reads, concurrent with writes.
+		var wg sync.WaitGroup
+		errs := make(chan error, 40)
+		for i := range 20 {
+			wg.Go(func() {
+				_, _, err := e.j.Insert(e.ctx, journal.NewOperation{Key: fmt.Sprintf("c%d", i), Kind: "charge"})
+				errs <- err
+			})
+			wg.Go(func() {
+				_, err := e.j.Get(e.ctx, "k")
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("%s: %v", dsn, err)
+			}
+		}
+		ops, err := e.j.List(e.ctx, journal.Filter{})
+		if err != nil || len(ops) != 21 {
+			t.Fatalf("%s: list: %d operations, %v; want 21", dsn, len(ops), err)
+		}
+		if e.db.Backend() != "sqlite" {
+			t.Fatalf("%s: backend %s", dsn, e.db.Backend())
+		}
+	}
+	if entries, _ := os.ReadDir("."); slices.ContainsFunc(entries, func(d os.DirEntry) bool { return strings.Contains(d.Name(), "mem") }) {
+		t.Fatalf("an in-memory database left a file behind: %v", entries)
+	}
+}
+
+// TestFileURIs: a file: URI names its file, percent-escapes decoded, and
+// parameters are refused by name rather than taken into the file's name.
+func TestFileURIs(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		dsn, file string
+	}{
+		{"file:" + dir + "/uri.db", "uri.db"},
+		{"file://" + dir + "/hosted.db", "hosted.db"},
+		{"file://localhost" + dir + "/local.db", "local.db"},
+		{"sqlite:file:" + dir + "/a%20b.db", "a b.db"},
+		{"file:" + dir + "/rw.db?mode=rwc", "rw.db"},
+	} {
+		db, err := sqlstore.Open(context.Background(), tt.dsn, sqlstore.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.dsn, err)
+		}
+		db.Close()
+		if _, err := os.Stat(filepath.Join(dir, tt.file)); err != nil {
+			t.Errorf("%s: the database is not %s: %v", tt.dsn, tt.file, err)
+		}
+	}
+	for _, tt := range []struct {
+		dsn, want string
+	}{
+		{"file:" + dir + "/ro.db?mode=ro", "mode=ro"},
+		{"file:" + dir + "/p.db?_pragma=journal_mode(DELETE)", "_pragma"},
+		{"file:" + dir + "/c.db?cache=shared", "cache"},
+		{"file://db.example.com/x.db", "db.example.com"},
+		{"file:" + dir + "/f.db#frag", "fragment"},
+		{"", "no database path"},
+	} {
+		_, err := sqlstore.Open(context.Background(), tt.dsn, sqlstore.Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%q): %v; want an error mentioning %q", tt.dsn, err, tt.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, d := range entries {
+		if !strings.HasSuffix(d.Name(), "-wal") && !strings.HasSuffix(d.Name(), "-shm") {
+			names = append(names, d.Name())
+		}
+	}
+	if want := "a b.db,hosted.db,local.db,rw.db,uri.db"; strings.Join(names, ",") != want {
+		t.Fatalf("files made: %v; want %s and nothing named after a parameter", names, want)
 	}
 }

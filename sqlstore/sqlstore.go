@@ -78,8 +78,13 @@ type DB struct {
 
 // Open opens, creating it if needed, the database that dsn names, and
 // brings its schema up to date. A dsn starting with postgres:// or
-// postgresql:// selects PostgreSQL; anything else is a SQLite file path,
-// optionally prefixed with sqlite: or file:.
+// postgresql:// selects PostgreSQL. Anything else is SQLite: a file path;
+// a file: URI such as "file:/data/rubicon.db" (percent-escapes decoded;
+// parameters other than mode=rwc, mode=rw and mode=memory refused); either
+// optionally prefixed with sqlite:; or ":memory:" (also file::memory: and
+// mode=memory) for a database in memory, which lives as long as the DB and
+// has one connection for reads and writes, so that a View must not be
+// started inside an Update.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
@@ -126,16 +131,19 @@ func openPostgres(dsn string, opts Options) (*DB, error) {
 }
 
 func openSQLite(dsn string, opts Options) (*DB, error) {
-	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-	if path == "" {
-		return nil, errors.New("sqlstore: no database path given")
+	path, memory, err := sqlitePath(dsn)
+	if err != nil {
+		return nil, err
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
+		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
+	if memory {
+		return openMemory(common, opts)
 	}
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
 	uri := "file:" + (&url.URL{Path: path}).EscapedPath()
-	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
-		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
 	writer, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+common)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
@@ -164,6 +172,83 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 		return nil, db.wrap(fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err))
 	}
 	return db, nil
+}
+
+// openMemory opens a database that lives in memory for as long as the DB:
+// one connection serves reads and writes, since every connection to
+// ":memory:" is a database of its own.
+func openMemory(common string, opts Options) (*DB, error) {
+	pool, err := sql.Open("sqlite", "file::memory:?_txlock=immediate&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+	}
+	pool.SetMaxOpenConns(1)
+	pool.SetMaxIdleConns(1)
+	pool.SetConnMaxIdleTime(0)
+	pool.SetConnMaxLifetime(0)
+	stmts := newStmtCache(pool)
+	db := &DB{d: sqliteDialect, writer: pool, reader: pool, name: ":memory:", timeout: opts.BusyTimeout,
+		commits: newCommitter(pool, stmts), writeStmts: stmts, readStmts: stmts}
+	if err := pool.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+	}
+	return db, nil
+}
+
+// sqlitePath reads a SQLite DSN: a file path, or a file: URI
+// ("file:/data/r.db", "file:r.db", percent-escapes decoded), either
+// optionally prefixed with sqlite:, or ":memory:". A URI's parameters are
+// refused, except mode=rwc, mode=rw and mode=memory: sqlstore sets SQLite's
+// options itself, and needs to write.
+func sqlitePath(dsn string) (path string, memory bool, err error) {
+	dsn = strings.TrimPrefix(dsn, "sqlite:")
+	if dsn == ":memory:" {
+		return "", true, nil
+	}
+	if !strings.HasPrefix(dsn, "file:") {
+		if dsn == "" {
+			return "", false, errors.New("sqlstore: no database path given: give a file path, a file: URI, \":memory:\" or a postgres:// URL")
+		}
+		return dsn, false, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", false, fmt.Errorf("sqlstore: %q is not a file: URI (%v): give a plain path, or escape the URI", dsn, err)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", false, fmt.Errorf("sqlstore: %q names host %q: a file: URI names a local file, as file:/data/r.db", dsn, u.Host)
+	}
+	if u.Fragment != "" {
+		return "", false, fmt.Errorf("sqlstore: %q has a fragment (#%s): escape # in a file name as %%23", dsn, u.Fragment)
+	}
+	path = u.Path
+	if u.Opaque != "" {
+		if path, err = url.PathUnescape(u.Opaque); err != nil {
+			return "", false, fmt.Errorf("sqlstore: %q: %v", dsn, err)
+		}
+	}
+	for name, values := range u.Query() {
+		switch v := values[len(values)-1]; {
+		case name == "mode" && v == "memory":
+			memory = true
+		case name == "mode" && (v == "rwc" || v == "rw"):
+		case name == "mode":
+			return "", false, fmt.Errorf("sqlstore: %q asks for mode=%s: the journal writes (migrations, transitions, recovery), so the database is opened read-write; remove the parameter", dsn, v)
+		default:
+			return "", false, fmt.Errorf("sqlstore: %q sets %s: parameters are not taken, since sqlstore sets SQLite's options itself (see Options); give the path alone", dsn, name)
+		}
+	}
+	if path == ":memory:" {
+		memory = true
+	}
+	if memory {
+		return "", true, nil
+	}
+	if path == "" {
+		return "", false, fmt.Errorf("sqlstore: %q names no file", dsn)
+	}
+	return path, false, nil
 }
 
 // checkWritable fails early, naming the path, when SQLite could not create
