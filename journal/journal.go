@@ -139,6 +139,56 @@ var (
 	ErrKeyConflict       = errors.New("journal: key already used for another operation")
 )
 
+// ErrCorrupt is matched by the errors that report an operation a store
+// holds but cannot read back; see [CorruptError].
+var ErrCorrupt = errors.New("journal: a stored operation cannot be read")
+
+// CorruptError reports an operation that a store holds but cannot read back
+// in full: its stored evidence or resolution was damaged outside the
+// journal. Listing reports such operations this way without hiding the
+// others.
+type CorruptError struct {
+	Key string
+	// Part names what cannot be read: "evidence", "resolution".
+	Part string
+	Err  error
+}
+
+// Error names the operation, the part and the cause.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("journal: operation %q: its stored %s cannot be read (%v): repair it in the store", e.Key, e.Part, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Corrupt returns the *CorruptError values that err holds, alone or joined
+// (errors.Join), and whether err holds nothing else: then the operations
+// returned with it are every readable one.
+func Corrupt(err error) ([]*CorruptError, bool) {
+	if err == nil {
+		return nil, true
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var out []*CorruptError
+	for _, e := range errs {
+		var ce *CorruptError
+		if !errors.As(e, &ce) {
+			return out, false
+		}
+		out = append(out, ce)
+	}
+	return out, true
+}
+
 // NotFoundError reports an unknown operation key.
 type NotFoundError struct{ Key string }
 
@@ -216,16 +266,22 @@ type Tx interface {
 	AppendEntry(ctx context.Context, e Entry) error
 	// ClaimPending gives worker a lease until until on at most n pending
 	// operations of kind whose lease is free at now, oldest first, and
-	// returns them.
+	// returns them. Like Operations, it returns those it can read and a
+	// *CorruptError for each it cannot.
 	ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]Operation, error)
 	// RenewLeases moves the lease of worker's operations among keys that
 	// are pending or sending, and whose lease has not run out at now, to
 	// until. It returns the keys renewed.
 	RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error)
 	// ExpiredSending returns, locked, at most limit operations in sending
-	// whose lease ran out before now.
+	// whose lease ran out before now. Like Operations, it returns those it
+	// can read and a *CorruptError for each it cannot.
 	ExpiredSending(ctx context.Context, now time.Time, limit int) ([]Operation, error)
-	// Operations returns the operations that f selects, oldest first.
+	// Operations returns the operations that f selects, oldest first. An
+	// operation it cannot read back (damaged evidence, say) does not hide
+	// the others: it returns every readable one, and an error joining
+	// (errors.Join) one *CorruptError per unreadable one. Evidence reads
+	// back exactly: numbers as json.Number, never rounded through float64.
 	Operations(ctx context.Context, f Filter) ([]Operation, error)
 	// Entries returns key's audit log, oldest first.
 	Entries(ctx context.Context, key string) ([]Entry, error)
