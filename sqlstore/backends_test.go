@@ -156,3 +156,11 @@ func (e *env) insert(t testing.TB, key string) journal.Operation {
 	}
 	return op
 }
+
+// claimAll gives worker the lease on every claimable "charge" operation.
+func (e *env) claimAll(t testing.TB, worker string) {
+	t.Helper()
+	if _, err := e.j.Claim(e.ctx, "charge", worker, 100); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -102,7 +102,7 @@ func TestMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 1 {
+		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 2 {
 			t.Fatalf("rubicon schema version %d, %v", v, err)
 		}
 		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO app_items (id) VALUES ('x')"); err != nil {
@@ -123,12 +123,12 @@ func TestMigrations(t *testing.T) {
 			t.Fatalf("after the second migration: %d rows, %v", n, err)
 		}
 		// A database from a newer program is refused.
-		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ('rubicon', 2, 'from the future', 0)"); err != nil {
+		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ('rubicon', 3, 'from the future', 0)"); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
 		_, err = sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: app})
-		if err == nil || !strings.Contains(err.Error(), "newer version") || !strings.Contains(err.Error(), "version 2") {
+		if err == nil || !strings.Contains(err.Error(), "newer version") || !strings.Contains(err.Error(), "version 3") {
 			t.Fatalf("opening a newer database: %v", err)
 		}
 	})
@@ -250,4 +250,58 @@ func TestFileURIs(t *testing.T) {
 	if want := "a b.db,hosted.db,local.db,rw.db,uri.db"; strings.Join(names, ",") != want {
 		t.Fatalf("files made: %v; want %s and nothing named after a parameter", names, want)
 	}
+}
+
+// TestUpgradeKeepsTheAuditLog: a database made at schema version 1 is
+// brought to the current version with its audit log intact, ids included,
+// and still append-only.
+func TestUpgradeKeepsTheAuditLog(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		dsn := b.dsn(t)
+		driver, file, rawDSN := "sqlite", "schema/core_sqlite_1.sql", "file:"+dsn
+		if b.name == "postgres" {
+			driver, file, rawDSN = "pgx", "schema/core_postgres_1.sql", dsn
+		}
+		v1, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := sql.Open(driver, rawDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			string(v1),
+			`CREATE TABLE rubicon_schema (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, applied_at BIGINT NOT NULL, PRIMARY KEY (component, version))`,
+			`INSERT INTO rubicon_schema VALUES ('rubicon', 1, 'journal and ledger', 0)`,
+			`INSERT INTO rubicon_operations (key, kind, state, created_at, updated_at) VALUES ('old', 'charge', 'pending', 1, 1)`,
+			`INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason) VALUES ('old', '', 'pending', 1, 'journal', 'recorded')`,
+		} {
+			if _, err := raw.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("making a version 1 database: %v", err)
+			}
+		}
+		raw.Close()
+
+		e := openDSN(t, dsn)
+		if v, err := e.db.SchemaVersion(ctx, "rubicon"); err != nil || v != 2 {
+			t.Fatalf("after the upgrade: version %d, %v", v, err)
+		}
+		before, err := e.j.History(ctx, "old")
+		if err != nil || len(before) != 1 || before[0].Reason != "recorded" {
+			t.Fatalf("the audit log after the upgrade: %+v, %v", before, err)
+		}
+		e.claimAll(t, "w1")
+		if _, err := e.j.Send(ctx, "old", "w1"); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := e.j.History(ctx, "old")
+		if len(after) != 2 || after[1].ID <= before[0].ID || after[0].ID != before[0].ID {
+			t.Fatalf("ids after the upgrade: %d then %d", after[0].ID, after[len(after)-1].ID)
+		}
+		if _, err := e.db.SQL().ExecContext(ctx, `DELETE FROM rubicon_audit`); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("deleting the upgraded audit log: %v", err)
+		}
+	})
 }
