@@ -287,6 +287,41 @@ type Tx interface {
 	Entries(ctx context.Context, key string) ([]Entry, error)
 }
 
+// Mover is a capability a Tx may have: a transition in one step, without
+// reading the operation first. The journal uses it for the common
+// transitions (sending, and the outcome reported by the worker that sent)
+// and, whenever it returns false, falls back to reading, checking and
+// writing, which every Tx supports.
+type Mover interface {
+	// Move changes the operation m.Key as m says if, and only if, the
+	// operation is in state m.From, its worker is m.Worker, and, when
+	// m.LeaseAfter is set, its lease runs past m.LeaseAfter; it returns the
+	// operation as stored and true. Otherwise, or when it cannot make the
+	// change in one step (evidence it cannot merge there, say), it changes
+	// nothing and returns false. It appends nothing to the audit log.
+	Move(ctx context.Context, m Move) (Operation, bool, error)
+}
+
+// Move is a transition made in one step, for [Mover].
+type Move struct {
+	Key, Worker string
+	From, To    State
+	// LeaseAfter, if set, requires the worker's lease to run past it.
+	LeaseAfter time.Time
+	// AddAttempt counts one more attempt.
+	AddAttempt bool
+	// Lease is the lease after the move; the zero time clears it.
+	Lease time.Time
+	// Failure, when set, replaces LastPhase and LastError.
+	Failure   bool
+	LastPhase rubicon.Phase
+	LastError string
+	// Evidence is merged into the operation's: each key replaces the
+	// stored one.
+	Evidence Evidence
+	Updated  time.Time
+}
+
 // Store runs functions in transactions.
 type Store interface {
 	// Update runs fn in a read-write transaction, committed if fn returns

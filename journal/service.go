@@ -305,11 +305,22 @@ func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operat
 	if err := checkName("worker", worker); err != nil {
 		return Operation{}, err
 	}
+	now := j.now()
+	if m, ok := tx.(Mover); ok {
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: worker, From: Pending, To: Sending,
+			LeaseAfter: now, AddAttempt: true, Lease: now.Add(j.lease), Updated: now})
+		if err != nil {
+			return Operation{}, err
+		}
+		if moved {
+			return op, tx.AppendEntry(ctx, Entry{Key: key, From: Pending, To: Sending, At: now, Actor: worker,
+				Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
+		}
+	}
 	op, err := tx.LockOperation(ctx, key)
 	if err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
 	if op.State != Pending {
 		return op, j.refusal(op, Sending)
 	}
@@ -479,11 +490,26 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 		return Operation{}, err
 	}
 	r.Detail = cleanDetail(r.Detail)
+	now := j.now()
+	reason := r.Detail
+	if reason == "" {
+		reason = string(r.To)
+	}
+	if m, ok := tx.(Mover); ok && CanTransition(Sending, r.To) {
+		// The usual case, in one step: the worker that sent reports.
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, From: Sending, To: r.To,
+			Failure: r.To != Applied, LastPhase: r.Phase, LastError: r.Detail, Evidence: r.Evidence, Updated: now})
+		if err != nil {
+			return Operation{}, err
+		}
+		if moved {
+			return op, tx.AppendEntry(ctx, Entry{Key: key, From: Sending, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
+		}
+	}
 	op, err := tx.LockOperation(ctx, key)
 	if err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
 	switch {
 	case op.State == Sending && op.Worker == r.Worker:
 		// The usual case; a lease that ran out still lets the sender
@@ -510,10 +536,6 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	op.Updated = now
 	if err := tx.UpdateOperation(ctx, op); err != nil {
 		return Operation{}, err
-	}
-	reason := r.Detail
-	if reason == "" {
-		reason = string(r.To)
 	}
 	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
 }

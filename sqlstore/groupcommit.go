@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
+	"runtime"
 	"sync"
 )
 
@@ -18,9 +18,15 @@ import (
 //
 // There is no goroutine of its own: the caller that finds the writer free
 // leads, running the queued transactions itself; the others wait, and when
-// the leader's commit is done it hands the lead to the first of them, who
-// commits everything that queued up meanwhile. A lone writer thus commits
-// in its own goroutine, with no hand-off at all.
+// the leader's commit is durable it hands the lead to the first of them,
+// who commits everything that queued up meanwhile. A lone writer thus
+// commits in its own goroutine, with no hand-off at all.
+//
+// A commit is visible to other connections as soon as SQLite has made it,
+// a moment before its sync ends, as with SQLite's own synchronous=NORMAL;
+// the log only grows, and a sync covers everything written before it, so
+// no caller is told that a change is durable before every change it could
+// have read is durable too.
 type committer struct {
 	db *sql.DB
 	// conn is the writer's own connection, on which every write
@@ -37,8 +43,10 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*writeReq
 	leading bool // a caller is committing
+	syncing int  // batches being committed and synced
+	last    int  // the size of the last batch
 	closed  bool
-	idle    *sync.Cond // signalled when the lead is given up
+	idle    *sync.Cond // signalled when the last batch is delivered
 }
 
 // maxBatch bounds how many transactions share one commit.
@@ -114,32 +122,62 @@ func (r *writeReq) result(err error) error {
 	return err
 }
 
-// lead commits batches from the queue until mine is committed, then passes
-// the lead to the first request still waiting, if any.
+// lead commits a batch: mine, which is first in the queue, and the
+// requests queued behind it; syncs the log; passes the lead to the first
+// request still waiting; and hands each request of its batch its verdict.
 func (c *committer) lead(mine *writeReq) {
-	for {
-		c.mu.Lock()
-		n := min(len(c.queue), maxBatch)
-		batch := c.queue[:n:n]
-		c.queue = c.queue[n:]
+	c.mu.Lock()
+	for i := 0; i < 4 && c.last > 1 && len(c.queue) < c.last; i++ {
+		// Writers were busy: let those that the last batch released queue
+		// up again, and share this commit.
 		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
+	n := min(len(c.queue), maxBatch)
+	c.last = n
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	c.syncing++
+	c.mu.Unlock()
+	if batch[0] != mine {
+		panic("sqlstore: a leader's request is not first in its batch")
+	}
 
-		c.commit(batch)
-		if c.conn == nil {
-			c.stmts.prepareWanted(context.Background())
-		}
-		if slices.Contains(batch, mine) {
-			break
+	results, committed := c.commit(batch)
+	if c.conn == nil {
+		c.stmts.prepareWanted(context.Background())
+	}
+	if committed && c.wal != nil {
+		// Committed, but not durable until synced: an error here leaves
+		// the callers believing their changes failed, and a sending
+		// operation that is then never sent becomes ambiguous, never sent
+		// twice.
+		if err := c.wal.sync(); err != nil {
+			for i := range results {
+				if results[i] == nil {
+					results[i] = err
+				}
+			}
 		}
 	}
+	// The verdicts first: the callers they release, busy workers, often
+	// queue their next transaction at once, and join the next batch.
+	for i, r := range batch[1:] {
+		r.done <- verdict{err: results[i+1]}
+	}
+	// The lead passes on only now: the requests that queued up during the
+	// sync make the next batch, and share its sync.
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.syncing--
 	if len(c.queue) == 0 {
 		c.leading = false
 		c.idle.Broadcast()
-		return
+	} else {
+		c.queue[0].done <- verdict{lead: true}
 	}
-	c.queue[0].done <- verdict{lead: true}
+	c.mu.Unlock()
+	mine.done <- verdict{err: results[0]}
 }
 
 // close refuses new transactions, waits for those under way, and releases
@@ -147,7 +185,7 @@ func (c *committer) lead(mine *writeReq) {
 func (c *committer) close() {
 	c.mu.Lock()
 	c.closed = true
-	for c.leading {
+	for c.leading || c.syncing > 0 {
 		c.idle.Wait()
 	}
 	c.mu.Unlock()
@@ -161,36 +199,36 @@ func (c *committer) close() {
 }
 
 // commit runs batch in one transaction, each request in a savepoint
-// unless it is alone.
-func (c *committer) commit(batch []*writeReq) {
-	results := make([]error, len(batch))
-	finish := func(shared error) {
-		for i, r := range batch {
+// unless it is alone, and returns each request's result and whether the
+// transaction committed.
+func (c *committer) commit(batch []*writeReq) (results []error, committed bool) {
+	results = make([]error, len(batch))
+	fail := func(shared error) ([]error, bool) {
+		for i := range results {
 			if results[i] == nil {
 				results[i] = shared
 			}
-			r.done <- verdict{err: results[i]}
 		}
+		return results, false
 	}
 	if len(batch) == 1 {
 		if err := batch[0].ctx.Err(); err != nil {
-			finish(err)
-			return
+			return fail(err)
 		}
 	}
 	tx, err := c.begin()
 	if err != nil {
-		finish(err)
-		return
+		return fail(err)
 	}
 	if len(batch) == 1 {
 		if results[0] = call(batch[0], tx); results[0] != nil {
 			c.rollback(tx)
-			finish(nil)
-			return
+			return results, false
 		}
-		finish(c.end(tx))
-		return
+		if err := c.end(tx); err != nil {
+			return fail(err)
+		}
+		return results, true
 	}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -199,23 +237,23 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 		if _, err := tx.exec(context.Background(), "SAVEPOINT rubicon_write"); err != nil {
 			c.rollback(tx)
-			finish(err)
-			return
+			return fail(err)
 		}
 		if results[i] = call(r, tx); results[i] != nil {
 			if _, err := tx.exec(context.Background(), "ROLLBACK TO rubicon_write"); err != nil {
 				c.rollback(tx)
-				finish(fmt.Errorf("rolling back a failed transaction: %w", err))
-				return
+				return fail(fmt.Errorf("rolling back a failed transaction: %w", err))
 			}
 		}
 		if _, err := tx.exec(context.Background(), "RELEASE rubicon_write"); err != nil {
 			c.rollback(tx)
-			finish(err)
-			return
+			return fail(err)
 		}
 	}
-	finish(c.end(tx))
+	if err := c.end(tx); err != nil {
+		return fail(err)
+	}
+	return results, true
 }
 
 // begin starts a write transaction: on the writer's own connection, with
@@ -245,12 +283,6 @@ func (c *committer) end(tx *Tx) error {
 	if _, err := tx.exec(context.Background(), "COMMIT"); err != nil {
 		c.rollback(tx)
 		return err
-	}
-	if c.wal != nil {
-		// Committed, but not durable until synced: an error here leaves
-		// the caller believing its change failed, and a sending operation
-		// it then never sends becomes ambiguous, never sent twice.
-		return c.wal.sync()
 	}
 	return nil
 }

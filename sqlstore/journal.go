@@ -116,6 +116,51 @@ func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
 	return oneRow(res, &journal.NotFoundError{Key: op.Key})
 }
 
+// Move implements journal.Mover: one conditional UPDATE … RETURNING
+// instead of a read and a write.
+func (tx *Tx) Move(ctx context.Context, m journal.Move) (journal.Operation, bool, error) {
+	var ev any
+	if len(m.Evidence) > 0 {
+		b, err := json.Marshal(m.Evidence)
+		if err != nil {
+			return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", m.Key, err)
+		}
+		if !topLevelOnly(b) {
+			return journal.Operation{}, false, nil
+		}
+		ev = string(b)
+	}
+	attempts := 0
+	if m.AddAttempt {
+		attempts = 1
+	}
+	rows, err := tx.query(ctx, tx.d.move, ev, m.Key, string(m.To), attempts, nullMicros(m.Lease), micros(m.Updated),
+		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter))
+	if err != nil {
+		return journal.Operation{}, false, err
+	}
+	ops, err := scanOperations(rows)
+	if err != nil || len(ops) != 1 {
+		return journal.Operation{}, false, err
+	}
+	return ops[0], true, nil
+}
+
+// topLevelOnly reports whether merging the JSON object b key by key gives
+// the same as json_patch: no value is an object or null.
+func topLevelOnly(b []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false
+	}
+	for _, v := range top {
+		if len(v) == 0 || v[0] == '{' || v[0] == 'n' {
+			return false
+		}
+	}
+	return true
+}
+
 // AppendEntry implements journal.Tx.
 func (tx *Tx) AppendEntry(ctx context.Context, e journal.Entry) error {
 	ev, err := encodeEvidence(e.Evidence)

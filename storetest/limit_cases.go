@@ -31,6 +31,44 @@ func limitCases() []testCase {
 		{name: "ReportDetailIsMadeStorable", run: storableDetail},
 		{name: "ValuesAtTheLimitsRoundTrip", run: valuesAtTheLimits},
 		{name: "DamagedRowDoesNotHideTheRest", needs: needsCorrupt, run: damagedRow},
+		{name: "EvidenceMergesKeyByKey", run: evidenceMerge},
+	}
+}
+
+// evidenceMerge: reported evidence replaces the stored keys it names, whole,
+// and keeps the others, whatever the values (a store that merges in one
+// step, as journal.Mover allows, must agree with the journal's merge).
+func evidenceMerge(t *testing.T, h Harness) {
+	e := open(t, h)
+	for _, tt := range []struct {
+		key            string
+		stored, report journal.Evidence
+		want           string
+	}{
+		{"scalars", journal.Evidence{"a": 1, "list": []any{0}, "keep": true},
+			journal.Evidence{"a": "s", "list": []any{1, 2}, "new": 7},
+			`{"a":"s","keep":true,"list":[1,2],"new":7}`},
+		{"objects and null", journal.Evidence{"a": 1, "obj": map[string]any{"x": 1, "y": 2}, "keep": "k"},
+			journal.Evidence{"a": 2, "obj": map[string]any{"z": 3}, "n": nil},
+			`{"a":2,"keep":"k","n":null,"obj":{"z":3}}`},
+	} {
+		if _, _, err := e.j.Insert(e.ctx, journal.NewOperation{Key: tt.key, Kind: "charge", Evidence: tt.stored}); err != nil {
+			t.Fatal(err)
+		}
+		e.claim(t, tt.key, "w1")
+		if _, err := e.j.Send(e.ctx, tt.key, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		op, err := e.j.Record(e.ctx, tt.key, journal.Report{Worker: "w1", To: journal.Applied, Evidence: tt.report})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := e.j.Get(e.ctx, tt.key)
+		for where, ev := range map[string]journal.Evidence{"returned": op.Evidence, "stored": got.Evidence} {
+			if b, _ := json.Marshal(ev); string(b) != tt.want {
+				t.Errorf("%s: %s evidence %s, want %s", tt.key, where, b, tt.want)
+			}
+		}
 	}
 }
 
