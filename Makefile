@@ -39,10 +39,14 @@ bench:
 bench-instructions:
 	bench/instructions.sh
 
-## bench-journal: durable sending-and-outcome pairs per second, SQLite and
-## PostgreSQL.
+## bench-journal: durable sending-and-outcome pairs per second, rubicon's
+## journal on SQLite and PostgreSQL and, in the same runs, the sqlite3
+## baseline (bench/journal_baseline.py, python3); JOURNALCOUNT interleaved
+## runs into bench-journal.out.
+JOURNALCOUNT ?= 5
 bench-journal:
-	$(GO) test -run '^$$' -bench SendAndRecord -benchtime 3000x -count 3 ./sqlstore
+	cd bench && $(GO) test -c -o bench.test . && \
+	  for i in $$(seq $(JOURNALCOUNT)); do ./bench.test -test.run '^$$' -test.bench '^BenchmarkJournal$$' -test.benchtime 3000x; done | tee ../bench-journal.out
 
 ## bench-hash: recall-archive's hashing against openssl on the same 1 GiB.
 bench-hash:

@@ -14,7 +14,7 @@ import (
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
 
 	"github.com/rubicon-go/rubicon"
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )

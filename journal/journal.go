@@ -139,6 +139,56 @@ var (
 	ErrKeyConflict       = errors.New("journal: key already used for another operation")
 )
 
+// ErrCorrupt is matched by the errors that report an operation a store
+// holds but cannot read back; see [CorruptError].
+var ErrCorrupt = errors.New("journal: a stored operation cannot be read")
+
+// CorruptError reports an operation that a store holds but cannot read back
+// in full: its stored evidence or resolution was damaged outside the
+// journal. Listing reports such operations this way without hiding the
+// others.
+type CorruptError struct {
+	Key string
+	// Part names what cannot be read: "evidence", "resolution".
+	Part string
+	Err  error
+}
+
+// Error names the operation, the part and the cause.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("journal: operation %q: its stored %s cannot be read (%v): repair it in the store", e.Key, e.Part, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Corrupt returns the *CorruptError values that err holds, alone or joined
+// (errors.Join), and whether err holds nothing else: then the operations
+// returned with it are every readable one.
+func Corrupt(err error) ([]*CorruptError, bool) {
+	if err == nil {
+		return nil, true
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var out []*CorruptError
+	for _, e := range errs {
+		var ce *CorruptError
+		if !errors.As(e, &ce) {
+			return out, false
+		}
+		out = append(out, ce)
+	}
+	return out, true
+}
+
 // NotFoundError reports an unknown operation key.
 type NotFoundError struct{ Key string }
 
@@ -216,19 +266,60 @@ type Tx interface {
 	AppendEntry(ctx context.Context, e Entry) error
 	// ClaimPending gives worker a lease until until on at most n pending
 	// operations of kind whose lease is free at now, oldest first, and
-	// returns them.
+	// returns them. Like Operations, it returns those it can read and a
+	// *CorruptError for each it cannot.
 	ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]Operation, error)
 	// RenewLeases moves the lease of worker's operations among keys that
 	// are pending or sending, and whose lease has not run out at now, to
 	// until. It returns the keys renewed.
 	RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error)
 	// ExpiredSending returns, locked, at most limit operations in sending
-	// whose lease ran out before now.
+	// whose lease ran out before now. Like Operations, it returns those it
+	// can read and a *CorruptError for each it cannot.
 	ExpiredSending(ctx context.Context, now time.Time, limit int) ([]Operation, error)
-	// Operations returns the operations that f selects, oldest first.
+	// Operations returns the operations that f selects, oldest first. An
+	// operation it cannot read back (damaged evidence, say) does not hide
+	// the others: it returns every readable one, and an error joining
+	// (errors.Join) one *CorruptError per unreadable one. Evidence reads
+	// back exactly: numbers as json.Number, never rounded through float64.
 	Operations(ctx context.Context, f Filter) ([]Operation, error)
 	// Entries returns key's audit log, oldest first.
 	Entries(ctx context.Context, key string) ([]Entry, error)
+}
+
+// Mover is a capability a Tx may have: a transition in one step, without
+// reading the operation first. The journal uses it for the common
+// transitions (sending, and the outcome reported by the worker that sent)
+// and, whenever it returns false, falls back to reading, checking and
+// writing, which every Tx supports.
+type Mover interface {
+	// Move changes the operation m.Key as m says if, and only if, the
+	// operation is in state m.From, its worker is m.Worker, and, when
+	// m.LeaseAfter is set, its lease runs past m.LeaseAfter; it returns the
+	// operation as stored and true. Otherwise, or when it cannot make the
+	// change in one step (evidence it cannot merge there, say), it changes
+	// nothing and returns false. It appends nothing to the audit log.
+	Move(ctx context.Context, m Move) (Operation, bool, error)
+}
+
+// Move is a transition made in one step, for [Mover].
+type Move struct {
+	Key, Worker string
+	From, To    State
+	// LeaseAfter, if set, requires the worker's lease to run past it.
+	LeaseAfter time.Time
+	// AddAttempt counts one more attempt.
+	AddAttempt bool
+	// Lease is the lease after the move; the zero time clears it.
+	Lease time.Time
+	// Failure, when set, replaces LastPhase and LastError.
+	Failure   bool
+	LastPhase rubicon.Phase
+	LastError string
+	// Evidence is merged into the operation's: each key replaces the
+	// stored one.
+	Evidence Evidence
+	Updated  time.Time
 }
 
 // Store runs functions in transactions.

@@ -1,13 +1,19 @@
 package journal_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/retry"
+	"github.com/rubicon-go/rubicon/transport"
 )
 
 func TestStateMachine(t *testing.T) {
@@ -38,14 +44,13 @@ func TestStateMachine(t *testing.T) {
 	}
 }
 
-// TestReportFor maps what the transport says to where the operation goes.
-func TestReportFor(t *testing.T) {
+// TestReportCall maps what the transport says to where the operation goes.
+func TestReportCall(t *testing.T) {
 	for _, tt := range []struct {
 		err   error
 		to    journal.State
 		phase rubicon.Phase
 	}{
-		{nil, journal.Applied, ""},
 		{&rubicon.Error{Phase: rubicon.NotSent, Outcome: rubicon.NotApplied, Attempts: 3}, journal.FailedSafe, rubicon.NotSent},
 		{&rubicon.Error{Phase: rubicon.Sent, Outcome: rubicon.Unknown, Attempts: 1, BytesWritten: 300}, journal.Ambiguous, rubicon.Sent},
 		{&rubicon.Error{Phase: rubicon.Answered, Outcome: rubicon.NotApplied, StatusCode: 408}, journal.NotApplied, rubicon.Answered},
@@ -53,17 +58,68 @@ func TestReportFor(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", &rubicon.Error{Phase: rubicon.NotSent, Outcome: rubicon.NotApplied}), journal.FailedSafe, rubicon.NotSent},
 		{errors.New("some other failure"), journal.Ambiguous, rubicon.Sent},
 	} {
-		r := journal.ReportFor("w", tt.err)
+		r := journal.ReportCall("w", nil, tt.err)
 		if r.To != tt.to || r.Phase != tt.phase || r.Worker != "w" {
-			t.Errorf("ReportFor(%v) = %+v, want %s in phase %q", tt.err, r, tt.to, tt.phase)
+			t.Errorf("ReportCall(%v) = %+v, want %s in phase %q", tt.err, r, tt.to, tt.phase)
 		}
-		if tt.err != nil && r.Detail == "" {
-			t.Errorf("ReportFor(%v) lost the detail", tt.err)
+		if r.Detail == "" {
+			t.Errorf("ReportCall(%v) lost the detail", tt.err)
 		}
 	}
-	r := journal.ReportFor("w", &rubicon.Error{Phase: rubicon.Sent, Outcome: rubicon.Unknown, Attempts: 2, BytesWritten: 300, StatusCode: 0})
+	r := journal.ReportCall("w", nil, &rubicon.Error{Phase: rubicon.Sent, Outcome: rubicon.Unknown, Attempts: 2, BytesWritten: 300, StatusCode: 0})
 	if r.Evidence["bytes_written"] != int64(300) || r.Evidence["attempts"] != 2 {
 		t.Errorf("evidence %v", r.Evidence)
+	}
+	if r := journal.ReportCall("w", nil, nil); r.To != journal.Ambiguous || r.Detail == "" {
+		t.Errorf("neither a response nor an error: %+v, want ambiguous", r)
+	}
+}
+
+// TestReportCallJudgesTheResponse: a response returned without an error is
+// judged by its status, through rubicon's transport over real sockets; a
+// 5xx is never applied.
+func TestReportCallJudgesTheResponse(t *testing.T) {
+	client, err := transport.NewClient(transport.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		method string
+		step   faultserver.Step
+		to     journal.State
+	}{
+		{"POST", faultserver.Status(201), journal.Applied},
+		{"POST", faultserver.Status(303), journal.Applied},
+		{"POST", faultserver.Status(503), journal.Ambiguous},
+		{"POST", faultserver.Status(500), journal.Ambiguous},
+		{"POST", faultserver.Status(502), journal.Ambiguous},
+		{"POST", faultserver.RetryAfter(429, 120*time.Second), journal.NotApplied},
+		{"POST", faultserver.Status(429), journal.NotApplied},
+		{"POST", faultserver.Status(409), journal.NotApplied},
+		{"POST", faultserver.Status(307), journal.NotApplied},
+		{"PUT", faultserver.Status(301), journal.Ambiguous},
+		// A journaled GET has an effect (it costs money, say).
+		{"GET", faultserver.Status(503), journal.Ambiguous},
+	} {
+		srv, err := faultserver.Start(tt.step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.SetDefault(tt.step)
+		ctx := transport.WithMode(context.Background(), retry.NotSentOnly)
+		req, _ := http.NewRequestWithContext(ctx, tt.method, srv.URL()+"/v1/charges", strings.NewReader("{}"))
+		c := *client
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tt.method, tt.step, err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		r := journal.ReportCall("w", resp, nil)
+		if r.To != tt.to || r.Phase != rubicon.Answered || r.Evidence["status"] != tt.step.Status {
+			t.Errorf("%s answered %s: %+v, want %s", tt.method, tt.step, r, tt.to)
+		}
 	}
 }
 

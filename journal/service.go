@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/input"
+	"github.com/rubicon-go/rubicon/retry"
 )
 
 // Options configure a [Journal].
@@ -86,18 +89,11 @@ func (j *Journal) InsertTx(ctx context.Context, tx Tx, op NewOperation) (Operati
 	return stored, true, err
 }
 
-func checkNew(op NewOperation) error {
-	switch {
-	case strings.TrimSpace(op.Key) == "":
-		return errors.New("journal: an operation needs a key that names its side effect")
-	case strings.TrimSpace(op.Kind) == "":
-		return fmt.Errorf("journal: operation %q needs a kind", op.Key)
-	}
-	return nil
-}
-
 // Get returns the operation with key.
 func (j *Journal) Get(ctx context.Context, key string) (op Operation, err error) {
+	if err := checkKey(key); err != nil {
+		return Operation{}, err
+	}
 	err = j.store.View(ctx, func(tx Tx) error {
 		op, err = tx.LockOperation(ctx, key)
 		return err
@@ -105,8 +101,14 @@ func (j *Journal) Get(ctx context.Context, key string) (op Operation, err error)
 	return op, err
 }
 
-// List returns the operations that f selects, oldest first.
+// List returns the operations that f selects, oldest first. When some
+// cannot be read back (their stored evidence was damaged, say), List
+// returns the others and an error joining a *CorruptError for each (see
+// [Corrupt]).
 func (j *Journal) List(ctx context.Context, f Filter) (ops []Operation, err error) {
+	if err := checkFilter(f); err != nil {
+		return nil, err
+	}
 	err = j.store.View(ctx, func(tx Tx) error {
 		ops, err = tx.Operations(ctx, f)
 		return err
@@ -116,6 +118,9 @@ func (j *Journal) List(ctx context.Context, f Filter) (ops []Operation, err erro
 
 // History returns key's audit log, oldest first.
 func (j *Journal) History(ctx context.Context, key string) (entries []Entry, err error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
 	err = j.store.View(ctx, func(tx Tx) error {
 		if _, err := tx.LockOperation(ctx, key); err != nil {
 			return err
@@ -128,25 +133,51 @@ func (j *Journal) History(ctx context.Context, key string) (entries []Entry, err
 
 // Claim gives worker a lease on up to n pending operations of kind, and
 // returns them. Operations whose previous worker's lease ran out are
-// claimable again: nothing of theirs was sent.
+// claimable again: nothing of theirs was sent. An operation that cannot be
+// read back is not returned; it is reported in an error joining a
+// *CorruptError for each, returned with the others.
 func (j *Journal) Claim(ctx context.Context, kind, worker string, n int) (ops []Operation, err error) {
-	if worker == "" || n < 1 {
-		return nil, fmt.Errorf("journal: claim needs a worker name and n ≥ 1 (got %q, %d)", worker, n)
+	if n < 1 {
+		return nil, invalid(fmt.Errorf("claim of %d operations: n must be at least 1", n))
 	}
+	if err := checkName("worker", worker); err != nil {
+		return nil, err
+	}
+	if err := input.Text("kind", kind, MaxKindBytes); err != nil {
+		return nil, invalid(err)
+	}
+	var damaged error
 	err = j.store.Update(ctx, func(tx Tx) error {
 		now := j.now()
 		ops, err = tx.ClaimPending(ctx, kind, worker, n, now, now.Add(j.lease))
+		damaged, err = splitCorrupt(err)
 		return err
 	})
-	return ops, err
+	if err != nil {
+		return ops, err
+	}
+	return ops, damaged
+}
+
+// splitCorrupt tells an error that only reports unreadable operations,
+// after which the readable ones are complete and the transaction may go
+// on, from any other.
+func splitCorrupt(err error) (damaged, other error) {
+	if _, only := Corrupt(err); only {
+		return err, nil
+	}
+	return nil, err
 }
 
 // ClaimKey gives worker a lease on the pending operation key, as Claim does
 // for a kind. It fails with a *LeaseError while another worker's lease
 // runs, and with a *TransitionError when the operation is not pending.
 func (j *Journal) ClaimKey(ctx context.Context, key, worker string) (op Operation, err error) {
-	if worker == "" {
-		return Operation{}, fmt.Errorf("journal: claim of %q needs a worker name", key)
+	if err := checkKey(key); err != nil {
+		return Operation{}, err
+	}
+	if err := checkName("worker", worker); err != nil {
+		return Operation{}, err
 	}
 	err = j.store.Update(ctx, func(tx Tx) error {
 		op, err = j.claimKeyTx(ctx, tx, key, worker)
@@ -176,8 +207,11 @@ func (j *Journal) claimKeyTx(ctx context.Context, tx Tx, key, worker string) (Op
 // agent's tool call, it costs one durable write instead of three. If the
 // key exists, Start goes on only where Insert, ClaimKey and Send would.
 func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (stored Operation, err error) {
-	if worker == "" {
-		return Operation{}, fmt.Errorf("journal: start of %q needs a worker name", op.Key)
+	if err := checkName("worker", worker); err != nil {
+		return Operation{}, err
+	}
+	if err := checkNew(op); err != nil {
+		return Operation{}, err
 	}
 	err = j.store.Update(ctx, func(tx Tx) error {
 		if _, _, err := j.InsertTx(ctx, tx, op); err != nil {
@@ -196,6 +230,14 @@ func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (st
 // *LeaseError for the first key whose lease the worker no longer holds; the
 // others are renewed all the same.
 func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) error {
+	if err := checkName("worker", worker); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return err
+		}
+	}
 	var renewed []string
 	err := j.store.Update(ctx, func(tx Tx) (err error) {
 		now := j.now()
@@ -257,11 +299,28 @@ func (j *Journal) Send(ctx context.Context, key, worker string) (op Operation, e
 // SendTx is Send inside the caller's transaction, for example with the
 // budget hold that pays for the request.
 func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operation, error) {
+	if err := checkKey(key); err != nil {
+		return Operation{}, err
+	}
+	if err := checkName("worker", worker); err != nil {
+		return Operation{}, err
+	}
+	now := j.now()
+	if m, ok := tx.(Mover); ok {
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: worker, From: Pending, To: Sending,
+			LeaseAfter: now, AddAttempt: true, Lease: now.Add(j.lease), Updated: now})
+		if err != nil {
+			return Operation{}, err
+		}
+		if moved {
+			return op, tx.AppendEntry(ctx, Entry{Key: key, From: Pending, To: Sending, At: now, Actor: worker,
+				Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
+		}
+	}
 	op, err := tx.LockOperation(ctx, key)
 	if err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
 	if op.State != Pending {
 		return op, j.refusal(op, Sending)
 	}
@@ -285,6 +344,12 @@ func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operat
 // middle of a request (an upload URL, a provider's job id) survives a
 // crash, and guides whoever settles an ambiguous outcome.
 func (j *Journal) Annotate(ctx context.Context, key, worker string, ev Evidence) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := checkEvidence(ev); err != nil {
+		return err
+	}
 	return j.store.Update(ctx, func(tx Tx) error {
 		op, err := tx.LockOperation(ctx, key)
 		if err != nil {
@@ -316,17 +381,56 @@ type Report struct {
 	Evidence Evidence
 }
 
-// ReportFor builds the report of an attempt whose call returned err (nil
-// for success), using what rubicon's transport says about the side effect:
-// success is Applied; a call that provably applied nothing, because it was
-// not sent, is FailedSafe; one the server definitively refused is
-// NotApplied; anything that may have been applied is Ambiguous.
-func ReportFor(worker string, err error) Report {
+// ReportCall builds the report of an attempt whose call returned resp and
+// err, by rubicon's one rule for what an answer proves ([retry.Outcome]):
+//
+//   - an error says itself what it proves: a *rubicon.Error from rubicon's
+//     transport carries its outcome (not sent is FailedSafe, a refusal
+//     NotApplied, anything that may have been applied Ambiguous); any other
+//     error proves nothing and is Ambiguous;
+//   - a response is judged by its status, as the answer to a request with
+//     an effect whatever its method (the journal records side effects):
+//     2xx and 303 are Applied; 4xx, 307 and 308 NotApplied; 5xx and any
+//     other status Ambiguous;
+//   - no response and no error proves nothing, and is Ambiguous.
+//
+// A status that the API declares "not processed" is known to the
+// transport's policy, not to the journal: a 5xx is Ambiguous here whatever
+// the policy declares. Retry-After changes nothing.
+func ReportCall(worker string, resp *http.Response, err error) Report {
 	r := Report{Worker: worker}
-	if err == nil {
-		r.To = Applied
+	if err != nil {
+		return reportError(r, err)
+	}
+	if resp == nil {
+		r.To, r.Phase = Ambiguous, rubicon.Sent
+		r.Detail = "neither a response nor an error: nothing shows whether the request was applied"
 		return r
 	}
+	method := ""
+	if resp.Request != nil {
+		method = resp.Request.Method
+	}
+	// NotSentOnly: judged as a request with an effect, even for a GET.
+	outcome := retry.Outcome(retry.Result{Method: method, Mode: retry.NotSentOnly, Phase: rubicon.Answered, Status: resp.StatusCode})
+	r.Phase = rubicon.Answered
+	r.Evidence = Evidence{"status": resp.StatusCode}
+	r.To = stateOf(outcome)
+	if r.To != Applied {
+		r.Detail = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return r
+}
+
+// ReportFor is ReportCall without the response: ReportCall(worker, nil,
+// err). A nil error does not show what the answer was, so it is reported
+// Ambiguous, never Applied.
+//
+// Deprecated: use ReportCall, which judges the response too.
+func ReportFor(worker string, err error) Report { return ReportCall(worker, nil, err) }
+
+// reportError is ReportCall for a call that returned an error.
+func reportError(r Report, err error) Report {
 	r.Detail = err.Error()
 	var e *rubicon.Error
 	if !errors.As(err, &e) {
@@ -340,16 +444,27 @@ func ReportFor(worker string, err error) Report {
 		r.Evidence["status"] = e.StatusCode
 	}
 	switch {
-	case e.Outcome == rubicon.Unknown:
-		r.To = Ambiguous
-	case e.Outcome == rubicon.Applied:
-		r.To = Applied
-	case e.Phase == rubicon.NotSent:
+	case e.Outcome == rubicon.NotApplied && e.Phase == rubicon.NotSent:
 		r.To = FailedSafe
 	default:
-		r.To = NotApplied
+		r.To = stateOf(e.Outcome)
 	}
 	return r
+}
+
+// StateOf returns the state an operation ends in when its attempt has
+// outcome: Applied, NotApplied, or Ambiguous for Unknown (and for anything
+// else).
+func StateOf(outcome rubicon.Outcome) State { return stateOf(outcome) }
+
+func stateOf(outcome rubicon.Outcome) State {
+	switch outcome {
+	case rubicon.Applied:
+		return Applied
+	case rubicon.NotApplied:
+		return NotApplied
+	}
+	return Ambiguous
 }
 
 // Record stores how an attempt of key ended. From sending, every outcome
@@ -358,6 +473,9 @@ func ReportFor(worker string, err error) Report {
 // gets a TransitionError; it settles the operation with Resolve, as any
 // other evidence-backed decision.
 func (j *Journal) Record(ctx context.Context, key string, r Report) (op Operation, err error) {
+	if err := checkReport(key, r); err != nil {
+		return Operation{}, err
+	}
 	err = j.store.Update(ctx, func(tx Tx) error {
 		op, err = j.RecordTx(ctx, tx, key, r)
 		return err
@@ -368,11 +486,30 @@ func (j *Journal) Record(ctx context.Context, key string, r Report) (op Operatio
 // RecordTx is Record inside the caller's transaction, for example with the
 // settlement of the operation's budget hold.
 func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Operation, error) {
+	if err := checkReport(key, r); err != nil {
+		return Operation{}, err
+	}
+	r.Detail = cleanDetail(r.Detail)
+	now := j.now()
+	reason := r.Detail
+	if reason == "" {
+		reason = string(r.To)
+	}
+	if m, ok := tx.(Mover); ok && CanTransition(Sending, r.To) {
+		// The usual case, in one step: the worker that sent reports.
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, From: Sending, To: r.To,
+			Failure: r.To != Applied, LastPhase: r.Phase, LastError: r.Detail, Evidence: r.Evidence, Updated: now})
+		if err != nil {
+			return Operation{}, err
+		}
+		if moved {
+			return op, tx.AppendEntry(ctx, Entry{Key: key, From: Sending, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
+		}
+	}
 	op, err := tx.LockOperation(ctx, key)
 	if err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
 	switch {
 	case op.State == Sending && op.Worker == r.Worker:
 		// The usual case; a lease that ran out still lets the sender
@@ -400,16 +537,15 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	if err := tx.UpdateOperation(ctx, op); err != nil {
 		return Operation{}, err
 	}
-	reason := r.Detail
-	if reason == "" {
-		reason = string(r.To)
-	}
 	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
 }
 
 // Resolve settles an ambiguous operation with a person's decision, or a
 // reconciliation's, recorded with who, when, why and evidence.
 func (j *Journal) Resolve(ctx context.Context, key string, res Resolution) (op Operation, err error) {
+	if err := checkResolution(key, res); err != nil {
+		return Operation{}, err
+	}
 	err = j.store.Update(ctx, func(tx Tx) error {
 		op, err = j.ResolveTx(ctx, tx, key, res)
 		return err
@@ -425,6 +561,9 @@ func (j *Journal) ResolveTx(ctx context.Context, tx Tx, key string, res Resoluti
 	}
 	if strings.TrimSpace(res.By) == "" || strings.TrimSpace(res.Note) == "" {
 		return Operation{}, fmt.Errorf("journal: resolve %q: say who decided (By) and why (Note)", key)
+	}
+	if err := checkResolution(key, res); err != nil {
+		return Operation{}, err
 	}
 	op, err := tx.LockOperation(ctx, key)
 	if err != nil {
@@ -452,14 +591,18 @@ func (j *Journal) ResolveTx(ctx context.Context, tx Tx, key string, res Resoluti
 // time to time; Claim never hands these operations out.
 func (j *Journal) Recover(ctx context.Context) ([]Operation, error) {
 	var all []Operation
+	var damaged []*CorruptError
 	for {
 		var batch []Operation
+		var unreadable []*CorruptError
 		err := j.store.Update(ctx, func(tx Tx) error {
 			now := j.now()
 			expired, err := tx.ExpiredSending(ctx, now, 100)
+			bad, err := splitCorrupt(err)
 			if err != nil {
 				return err
 			}
+			unreadable, _ = Corrupt(bad)
 			batch = batch[:0]
 			for _, op := range expired {
 				detail := fmt.Sprintf("worker %q stopped while sending attempt %d (lease ran out at %s)",
@@ -482,10 +625,28 @@ func (j *Journal) Recover(ctx context.Context) ([]Operation, error) {
 			return all, err
 		}
 		all = append(all, batch...)
-		if len(batch) < 100 {
-			return all, nil
+		if len(batch)+len(unreadable) < 100 {
+			return all, corruptError(append(damaged, unreadable...))
+		}
+		if len(batch) == 0 {
+			// A whole batch of unreadable operations: they stay sending,
+			// and are reported, until repaired.
+			return all, corruptError(append(damaged, unreadable...))
+		}
+		damaged = append(damaged, unreadable...)
+	}
+}
+
+func corruptError(errs []*CorruptError) error {
+	var out []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if !seen[e.Key] {
+			seen[e.Key] = true
+			out = append(out, e)
 		}
 	}
+	return errors.Join(out...)
 }
 
 // Scope selects the operations RetrySafe considers.
@@ -511,19 +672,30 @@ type RetryReport struct {
 
 // RetrySafe moves the operations of scope that provably had no effect
 // (failed_safe and not_applied) back to pending, and reports every other
-// operation of the scope with the reason it stayed. It never touches an
-// ambiguous operation.
+// operation of the scope with the reason it stayed, those that cannot be
+// read back included. It never touches an ambiguous operation.
 func (j *Journal) RetrySafe(ctx context.Context, scope Scope) (RetryReport, error) {
 	var rep RetryReport
 	by := scope.By
 	if by == "" {
 		by = "retry-safe"
 	}
+	if err := checkName("the name of who asked (By)", by); err != nil {
+		return rep, err
+	}
+	if err := checkFilter(Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix}); err != nil {
+		return rep, err
+	}
 	err := j.store.Update(ctx, func(tx Tx) error {
 		rep = RetryReport{}
 		ops, err := tx.Operations(ctx, Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix})
+		damaged, err := splitCorrupt(err)
 		if err != nil {
 			return err
+		}
+		bad, _ := Corrupt(damaged)
+		for _, e := range bad {
+			rep.Left = append(rep.Left, Left{Key: e.Key, Why: "its stored record cannot be read (" + e.Error() + ")"})
 		}
 		now := j.now()
 		for _, op := range ops {

@@ -19,8 +19,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/internal/input"
 )
 
 // Amount is a quantity of an account's minor unit.
@@ -109,10 +110,13 @@ type Tx interface {
 	// Accounts returns every account.
 	Accounts(ctx context.Context) ([]Account, error)
 	// AddHeld adds amount to the account's Held if Held+Spent+amount stays
-	// within Limit, in one atomic step, and reports whether it did.
+	// within Limit, in one atomic step, and reports whether it did. It
+	// must compute without overflow (as amount <= Limit-Held-Spent, say).
 	AddHeld(ctx context.Context, account string, amount Amount) (bool, error)
 	// MoveHeld subtracts held from the account's Held and adds spent to its
-	// Spent, atomically.
+	// Spent, atomically, if Held+Spent stays at most MaxAmount; otherwise it
+	// changes nothing and returns an error wrapping ErrOverflow. An
+	// unknown account is an error wrapping ErrNoAccount.
 	MoveHeld(ctx context.Context, account string, held, spent Amount) error
 	// InsertHold stores a new hold.
 	InsertHold(ctx context.Context, h Hold) error
@@ -148,8 +152,11 @@ func New(store Store, now func() time.Time) *Ledger {
 
 // Open creates the account, or sets its limit and unit if it exists.
 func (l *Ledger) Open(ctx context.Context, name, unit string, limit Amount) (acct Account, err error) {
-	if strings.TrimSpace(name) == "" {
-		return Account{}, errors.New("ledger: an account needs a name")
+	if err := checkID("account name", name, MaxNameBytes); err != nil {
+		return Account{}, err
+	}
+	if err := input.Text("unit", unit, MaxUnitBytes); err != nil {
+		return Account{}, invalid(fmt.Errorf("account %q: %w", name, err))
 	}
 	if limit < 0 {
 		return Account{}, fmt.Errorf("ledger: account %q: the limit %d is negative", name, limit)
@@ -163,6 +170,9 @@ func (l *Ledger) Open(ctx context.Context, name, unit string, limit Amount) (acc
 
 // Account returns the named account.
 func (l *Ledger) Account(ctx context.Context, name string) (acct Account, err error) {
+	if err := checkID("account name", name, MaxNameBytes); err != nil {
+		return Account{}, err
+	}
 	err = l.store.View(ctx, func(tx Tx) error {
 		acct, err = tx.Account(ctx, name)
 		return err
@@ -192,8 +202,14 @@ func (l *Ledger) Hold(ctx context.Context, req HoldRequest) (h Hold, err error) 
 
 // HoldTx is Hold inside the caller's transaction.
 func (l *Ledger) HoldTx(ctx context.Context, tx Tx, req HoldRequest) (Hold, error) {
-	if strings.TrimSpace(req.ID) == "" {
-		return Hold{}, errors.New("ledger: a hold needs an id")
+	if err := checkID("hold id", req.ID, MaxIDBytes); err != nil {
+		return Hold{}, err
+	}
+	if err := checkID("account name", req.Account, MaxNameBytes); err != nil {
+		return Hold{}, err
+	}
+	if err := input.Text("operation key", req.Operation, MaxIDBytes); err != nil {
+		return Hold{}, invalid(fmt.Errorf("hold %q: %w", req.ID, err))
 	}
 	if req.Amount < 0 {
 		return Hold{}, fmt.Errorf("ledger: hold %q: the amount %d is negative", req.ID, req.Amount)
@@ -237,6 +253,9 @@ func (l *Ledger) Settle(ctx context.Context, id string, actual Amount) (h Hold, 
 
 // SettleTx is Settle inside the caller's transaction.
 func (l *Ledger) SettleTx(ctx context.Context, tx Tx, id string, actual Amount) (Hold, error) {
+	if err := checkID("hold id", id, MaxIDBytes); err != nil {
+		return Hold{}, err
+	}
 	if actual < 0 {
 		return Hold{}, fmt.Errorf("ledger: settle %q: the actual amount %d is negative", id, actual)
 	}
@@ -249,6 +268,15 @@ func (l *Ledger) SettleTx(ctx context.Context, tx Tx, id string, actual Amount) 
 	}
 	if h.State != Held {
 		return h, closedError(h, "settle")
+	}
+	// Checked before anything is written, with a clear error; the store
+	// checks again in the same statement as the change.
+	acct, err := tx.Account(ctx, h.Account)
+	if err != nil {
+		return Hold{}, err
+	}
+	if !fits(acct.Held, acct.Spent, h.Amount, actual) {
+		return h, &OverflowError{Account: h.Account, Hold: id, Amount: actual, Held: acct.Held, Spent: acct.Spent}
 	}
 	return l.close(ctx, tx, h, Settled, actual)
 }
@@ -265,6 +293,9 @@ func (l *Ledger) Void(ctx context.Context, id string) (h Hold, err error) {
 
 // VoidTx is Void inside the caller's transaction.
 func (l *Ledger) VoidTx(ctx context.Context, tx Tx, id string) (Hold, error) {
+	if err := checkID("hold id", id, MaxIDBytes); err != nil {
+		return Hold{}, err
+	}
 	h, err := tx.LockHold(ctx, id)
 	if err != nil {
 		return Hold{}, err

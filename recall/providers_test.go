@@ -117,7 +117,7 @@ func (s *standIn) assemblyai(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"transcripts": list})
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v2/transcript/"):
 		job := s.jobs[strings.TrimPrefix(r.URL.Path, "/v2/transcript/")]
-		if job == nil {
+		if job == nil || s.fault == "poll-404" {
 			http.NotFound(w, r)
 			return
 		}
@@ -206,6 +206,8 @@ func TestAssemblyAI(t *testing.T) {
 		{"", func(r recall.RunReport) bool { return r.Done == 1 }},
 		{"job-error", func(r recall.RunReport) bool { return r.Failed == 1 }},
 		{"drop-after-charge", func(r recall.RunReport) bool { return r.Ambiguous == 1 }},
+		// A refused poll says nothing of the job that was paid for.
+		{"poll-404", func(r recall.RunReport) bool { return r.Ambiguous == 1 }},
 	} {
 		t.Run("fault="+tt.fault, func(t *testing.T) {
 			w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})

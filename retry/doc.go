@@ -20,4 +20,12 @@
 // fit before the deadline is not taken: the decision stops at once and
 // carries the wait the server asked for. A [Budget] limits retries to a share
 // of the traffic so that an outage does not multiply the load.
+//
+// [Outcome] is rubicon's one rule for what an answer proves about a
+// request's effect (applied, not applied, unknown), from the method, the
+// operation's mode, how far the attempt got, the status and what the API
+// declares. The transport, the journal and the products all ask it.
+// Retry-After changes when a retry may happen, never what the answer proved.
+// The package does no I/O; it uses the root package's vocabulary (Phase,
+// Outcome) and nothing else of rubicon's.
 package retry

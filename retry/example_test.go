@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/retry"
 )
 
@@ -80,4 +81,30 @@ func ExampleBudget() {
 	fmt.Println("retries granted for 20 failing calls:", granted)
 	// Output:
 	// retries granted for 20 failing calls: 5
+}
+
+// What an answer proves does not depend on Retry-After: a 429 is a refusal,
+// a 503 may have been applied, and a GET has no effect to apply.
+func ExampleOutcome() {
+	for _, r := range []retry.Result{
+		{Method: "POST", Mode: retry.OptedIn, Phase: rubicon.Answered, Status: 429},
+		{Method: "POST", Phase: rubicon.Answered, Status: 503},
+		{Method: "POST", Phase: rubicon.Answered, Status: 503, NotProcessed: true},
+		{Method: "POST", Phase: rubicon.Answered, Status: 303},
+		{Method: "GET", Phase: rubicon.Answered, Status: 503},
+		{Method: "GET", Mode: retry.NotSentOnly, Phase: rubicon.Answered, Status: 503},
+		{Method: "DELETE", Phase: rubicon.Sent},
+		{Method: "DELETE", Phase: rubicon.NotSent},
+	} {
+		fmt.Printf("%s %s %s %d: %s\n", r.Method, r.Mode, r.Phase, r.Status, retry.Outcome(r))
+	}
+	// Output:
+	// POST opted_in answered 429: not_applied
+	// POST by_method answered 503: unknown
+	// POST by_method answered 503: not_applied
+	// POST by_method answered 303: applied
+	// GET by_method answered 503: not_applied
+	// GET not_sent_only answered 503: unknown
+	// DELETE by_method sent 0: unknown
+	// DELETE by_method not_sent 0: not_applied
 }

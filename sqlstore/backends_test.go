@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,49 +157,10 @@ func (e *env) insert(t testing.TB, key string) journal.Operation {
 	return op
 }
 
-// claim claims key for worker; key must be the only claimable operation.
-func (e *env) claim(t testing.TB, key, worker string) {
+// claimAll gives worker the lease on every claimable "charge" operation.
+func (e *env) claimAll(t testing.TB, worker string) {
 	t.Helper()
-	ops, err := e.j.Claim(e.ctx, "charge", worker, 100)
-	if err != nil {
+	if _, err := e.j.Claim(e.ctx, "charge", worker, 100); err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range ops {
-		if op.Key == key {
-			return
-		}
-	}
-	t.Fatalf("claim by %s did not return %s (got %d operations)", worker, key, len(ops))
 }
-
-// into records an operation with key and drives it into state through the
-// state machine, with worker w.
-func (e *env) into(t testing.TB, key string, state journal.State) {
-	t.Helper()
-	const w = "w1"
-	e.insert(t, key)
-	if state == journal.Pending {
-		return
-	}
-	e.claim(t, key, w)
-	var err error
-	switch state {
-	case journal.FailedSafe:
-		_, err = e.j.Record(e.ctx, key, journal.Report{Worker: w, To: journal.FailedSafe, Phase: "not_sent", Detail: "proxy failed"})
-	case journal.Sending:
-		_, err = e.j.Send(e.ctx, key, w)
-	default:
-		if _, err = e.j.Send(e.ctx, key, w); err == nil {
-			_, err = e.j.Record(e.ctx, key, journal.Report{Worker: w, To: state, Detail: "test"})
-		}
-	}
-	if err != nil {
-		t.Fatalf("drive %s into %s: %v", key, state, err)
-	}
-	op, err := e.j.Get(e.ctx, key)
-	if err != nil || op.State != state {
-		t.Fatalf("drive %s into %s: now %s, %v", key, state, op.State, err)
-	}
-}
-
-func uniqueKey(prefix string) string { return fmt.Sprintf("%s-%s", prefix, rand.Text()[:8]) }

@@ -1,6 +1,8 @@
 package sqlstore_test
 
 import (
+	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -8,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore"
@@ -61,10 +63,20 @@ func crashRun(t *testing.T, b backend, killAfter, run int) (ambiguous, applied i
 	srv.SetDefault(faultserver.Step{Status: 200, Delay: time.Millisecond})
 
 	cfg := workerConfig{DSN: dsn, Server: srv.URL(), Name: "victim", Lease: 2 * time.Second, Pause: true}
+	victim := fmt.Sprintf("rubicon_victim_%d_%d", os.Getpid(), run)
+	if b.name == "postgres" {
+		cfg.DSN = dsn + "&application_name=" + victim
+	}
 	cmd := startWorker(t, cfg)
 	time.Sleep(time.Duration(killAfter) * time.Microsecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if b.name == "postgres" {
+		// A COMMIT the victim sent just before it died may still be on its
+		// way through its server process: the restart comes after that
+		// process is gone, as a recovery run later would.
+		waitGone(t, dsn, victim)
+	}
 
 	// The restart: every lease of the dead worker has run out.
 	e.clock.Set(time.Now().Add(time.Hour))
@@ -135,4 +147,29 @@ func holdOf(e *env, id string) (ledger.Hold, error) {
 		return err
 	})
 	return h, err
+}
+
+// waitGone waits until no PostgreSQL server process serves a connection
+// named app.
+func waitGone(t *testing.T, dsn, app string) {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed worker's PostgreSQL connections (%s) are still open after 30 s", app)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,5 +1,7 @@
 package sqlstore
 
+import "strconv"
+
 // dialect holds what differs between SQLite and PostgreSQL. Queries are
 // written once, with $1-style parameters, which both drivers accept.
 type dialect struct {
@@ -12,16 +14,25 @@ type dialect struct {
 	skipLocked string
 	// lockMigrations serializes schema changes between processes.
 	lockMigrations string
+	// mergeEvidence is the expression that sets each top-level key of the
+	// JSON object $1 over the evidence column.
+	mergeEvidence string
+	// move is Tx.Move's statement.
+	move string
 }
 
 var (
-	sqliteDialect = &dialect{name: "sqlite"}
-	postgres      = &dialect{
+	// json_patch merges objects recursively and deletes keys set to null:
+	// the same as a top-level merge only when no value is an object or
+	// null, which Move checks before using it.
+	sqliteDialect = withMove(&dialect{name: "sqlite", mergeEvidence: "json_patch(evidence, $1)"})
+	postgres      = withMove(&dialect{
 		name:           "postgres",
 		forUpdate:      " FOR UPDATE",
 		skipLocked:     " FOR UPDATE SKIP LOCKED",
 		lockMigrations: "SELECT pg_advisory_xact_lock(7289157034101)",
-	}
+		mergeEvidence:  "evidence || $1::jsonb",
+	})
 )
 
 // lock returns the locking clause for a read in tx.
@@ -30,4 +41,24 @@ func (tx *Tx) lock() string {
 		return ""
 	}
 	return tx.d.forUpdate
+}
+
+// withMove sets d's statement for Tx.Move: one conditional UPDATE that
+// returns the operation; its evidence is $1.
+func withMove(d *dialect) *dialect {
+	d.move = `UPDATE rubicon_operations SET state = $3, attempts = attempts + $4, lease_expires_at = $5, updated_at = $6,
+		last_phase = CASE WHEN $7 THEN $8 ELSE last_phase END, last_error = CASE WHEN $7 THEN $9 ELSE last_error END,
+		evidence = CASE WHEN ` + d.typed(1, "jsonb") + ` IS NULL THEN evidence ELSE ` + d.mergeEvidence + ` END
+		WHERE key = $2 AND state = $10 AND worker = $11 AND (` + d.typed(12, "bigint") + ` IS NULL OR lease_expires_at > $12)
+		RETURNING ` + operationColumns
+	return d
+}
+
+// typed returns parameter n, with its type written out where PostgreSQL
+// cannot infer it (as in "$1 IS NULL").
+func (d *dialect) typed(n int, typ string) string {
+	if d.name == "postgres" {
+		return "$" + strconv.Itoa(n) + "::" + typ
+	}
+	return "$" + strconv.Itoa(n)
 }

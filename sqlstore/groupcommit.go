@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -14,150 +15,291 @@ import (
 // one transaction, so a failing one is rolled back alone, and the batch
 // costs one fsync instead of one each. A caller's Update returns once the
 // commit that holds its changes is durable.
+//
+// There is no goroutine of its own: the caller that finds the writer free
+// leads, running the queued transactions itself; the others wait, and when
+// the leader's commit is durable it hands the lead to the first of them,
+// who commits everything that queued up meanwhile. A lone writer thus
+// commits in its own goroutine, with no hand-off at all.
+//
+// A commit is visible to other connections as soon as SQLite has made it,
+// a moment before its sync ends, as with SQLite's own synchronous=NORMAL;
+// the log only grows, and a sync covers everything written before it, so
+// no caller is told that a change is durable before every change it could
+// have read is durable too.
 type committer struct {
 	db *sql.DB
-	// stmts, if set, prepares the statements that the last batch wanted.
+	// conn is the writer's own connection, on which every write
+	// transaction runs; nil for an in-memory database, whose one
+	// connection the pool shares with reads.
+	conn *sql.Conn
+	d    *dialect
+	// stmts holds the prepared statements of the writes.
 	stmts *stmtCache
-	reqs  chan *writeReq
-	quit  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	// wal, if set, syncs the write-ahead log after each commit, which
+	// SQLite itself then does not.
+	wal *walSyncer
+
+	mu      sync.Mutex
+	queue   []*writeReq
+	leading bool // a caller is committing
+	syncing int  // batches being committed and synced
+	last    int  // the size of the last batch
+	closed  bool
+	idle    *sync.Cond // signalled when the last batch is delivered
 }
 
 // maxBatch bounds how many transactions share one commit.
 const maxBatch = 64
 
 type writeReq struct {
-	ctx  context.Context
-	fn   func(*sql.Tx) error
-	done chan error
+	ctx context.Context
+	fn  func(*Tx) error
+	// done receives the verdict, or nil with lead set: the request's
+	// caller now leads.
+	done chan verdict
 	// panicked carries a panic of fn back to its caller's goroutine.
 	panicked any
 }
 
+type verdict struct {
+	err  error
+	lead bool
+}
+
 var errClosed = errors.New("sqlstore: database is closed")
 
-func newCommitter(db *sql.DB, stmts *stmtCache) *committer {
-	c := &committer{db: db, stmts: stmts, reqs: make(chan *writeReq), quit: make(chan struct{})}
-	c.wg.Go(c.run)
-	return c
+// newCommitter returns a committer for the writes of db, on a connection
+// of its own unless shared is set.
+func newCommitter(db *sql.DB, d *dialect, shared bool) (*committer, error) {
+	c := &committer{db: db, d: d}
+	c.idle = sync.NewCond(&c.mu)
+	if shared {
+		c.stmts = newStmtCache(db)
+		return c, nil
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	c.conn, c.stmts = conn, newConnStmtCache(conn)
+	return c, nil
 }
 
 // do runs fn in a write transaction and returns once it is committed, or
 // rolled back with fn's error.
-func (c *committer) do(ctx context.Context, fn func(*sql.Tx) error) error {
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case c.reqs <- r:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.quit:
+func (c *committer) do(ctx context.Context, fn func(*Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan verdict, 1)}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return errClosed
 	}
-	err := <-r.done // fn may be running: wait for the verdict, whatever ctx says
+	c.queue = append(c.queue, r)
+	lead := !c.leading
+	c.leading = true
+	c.mu.Unlock()
+	for !lead {
+		// fn may be running: wait for the verdict, whatever ctx says.
+		v := <-r.done
+		if !v.lead {
+			return r.result(v.err)
+		}
+		lead = true
+	}
+	c.lead(r)
+	return r.result((<-r.done).err)
+}
+
+// result re-raises fn's panic in its caller, or returns err.
+func (r *writeReq) result(err error) error {
 	if r.panicked != nil {
 		panic(r.panicked)
 	}
 	return err
 }
 
-func (c *committer) close() {
-	c.once.Do(func() { close(c.quit) })
-	c.wg.Wait()
-}
+// lead commits a batch: mine, which is first in the queue, and the
+// requests queued behind it; syncs the log; passes the lead to the first
+// request still waiting; and hands each request of its batch its verdict.
+func (c *committer) lead(mine *writeReq) {
+	c.mu.Lock()
+	for i := 0; i < 4 && c.last > 1 && len(c.queue) < c.last; i++ {
+		// Writers were busy: let those that the last batch released queue
+		// up again, and share this commit.
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
+	n := min(len(c.queue), maxBatch)
+	c.last = n
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	c.syncing++
+	c.mu.Unlock()
+	if batch[0] != mine {
+		panic("sqlstore: a leader's request is not first in its batch")
+	}
 
-func (c *committer) run() {
-	for {
-		select {
-		case r := <-c.reqs:
-			batch := []*writeReq{r}
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case r := <-c.reqs:
-					batch = append(batch, r)
-				default:
-					break more
+	results, committed := c.commit(batch)
+	if c.conn == nil {
+		c.stmts.prepareWanted(context.Background())
+	}
+	if committed && c.wal != nil {
+		// Committed, but not durable until synced: an error here leaves
+		// the callers believing their changes failed, and a sending
+		// operation that is then never sent becomes ambiguous, never sent
+		// twice.
+		if err := c.wal.sync(); err != nil {
+			for i := range results {
+				if results[i] == nil {
+					results[i] = err
 				}
 			}
-			c.commit(batch)
-			if c.stmts != nil {
-				c.stmts.prepareWanted(context.Background())
-			}
-		case <-c.quit:
-			return
 		}
+	}
+	// The verdicts first: the callers they release, busy workers, often
+	// queue their next transaction at once, and join the next batch.
+	for i, r := range batch[1:] {
+		r.done <- verdict{err: results[i+1]}
+	}
+	// The lead passes on only now: the requests that queued up during the
+	// sync make the next batch, and share its sync.
+	c.mu.Lock()
+	c.syncing--
+	if len(c.queue) == 0 {
+		c.leading = false
+		c.idle.Broadcast()
+	} else {
+		c.queue[0].done <- verdict{lead: true}
+	}
+	c.mu.Unlock()
+	mine.done <- verdict{err: results[0]}
+}
+
+// close refuses new transactions, waits for those under way, and releases
+// the connection.
+func (c *committer) close() {
+	c.mu.Lock()
+	c.closed = true
+	for c.leading || c.syncing > 0 {
+		c.idle.Wait()
+	}
+	c.mu.Unlock()
+	c.stmts.close()
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	if c.wal != nil {
+		c.wal.close()
 	}
 }
 
-// commit runs batch in one transaction, each request in a savepoint.
-func (c *committer) commit(batch []*writeReq) {
-	results := make([]error, len(batch))
-	finish := func(shared error) {
-		for i, r := range batch {
+// commit runs batch in one transaction, each request in a savepoint
+// unless it is alone, and returns each request's result and whether the
+// transaction committed.
+func (c *committer) commit(batch []*writeReq) (results []error, committed bool) {
+	results = make([]error, len(batch))
+	fail := func(shared error) ([]error, bool) {
+		for i := range results {
 			if results[i] == nil {
 				results[i] = shared
 			}
-			r.done <- results[i]
 		}
+		return results, false
 	}
 	if len(batch) == 1 {
-		// Alone: no savepoint needed.
-		r := batch[0]
-		results[0] = c.single(r)
-		finish(nil)
-		return
+		if err := batch[0].ctx.Err(); err != nil {
+			return fail(err)
+		}
 	}
-	tx, err := c.db.BeginTx(context.Background(), nil)
+	tx, err := c.begin()
 	if err != nil {
-		finish(err)
-		return
+		return fail(err)
+	}
+	if len(batch) == 1 {
+		if results[0] = call(batch[0], tx); results[0] != nil {
+			c.rollback(tx)
+			return results, false
+		}
+		if err := c.end(tx); err != nil {
+			return fail(err)
+		}
+		return results, true
 	}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		if _, err := tx.Exec("SAVEPOINT rubicon_write"); err != nil {
-			tx.Rollback()
-			finish(err)
-			return
+		if _, err := tx.exec(context.Background(), "SAVEPOINT rubicon_write"); err != nil {
+			c.rollback(tx)
+			return fail(err)
 		}
 		if results[i] = call(r, tx); results[i] != nil {
-			if _, err := tx.Exec("ROLLBACK TO rubicon_write"); err != nil {
-				tx.Rollback()
-				finish(fmt.Errorf("rolling back a failed transaction: %w", err))
-				return
+			if _, err := tx.exec(context.Background(), "ROLLBACK TO rubicon_write"); err != nil {
+				c.rollback(tx)
+				return fail(fmt.Errorf("rolling back a failed transaction: %w", err))
 			}
 		}
-		if _, err := tx.Exec("RELEASE rubicon_write"); err != nil {
-			tx.Rollback()
-			finish(err)
-			return
+		if _, err := tx.exec(context.Background(), "RELEASE rubicon_write"); err != nil {
+			c.rollback(tx)
+			return fail(err)
 		}
 	}
-	finish(tx.Commit())
+	if err := c.end(tx); err != nil {
+		return fail(err)
+	}
+	return results, true
 }
 
-// single runs one request in a transaction of its own.
-func (c *committer) single(r *writeReq) error {
-	if err := r.ctx.Err(); err != nil {
+// begin starts a write transaction: on the writer's own connection, with
+// BEGIN IMMEDIATE (database/sql would start a goroutine per transaction),
+// or, in memory, on the pool.
+func (c *committer) begin() (*Tx, error) {
+	if c.conn == nil {
+		stx, err := c.db.BeginTx(context.Background(), nil)
+		if err != nil {
+			return nil, err
+		}
+		return &Tx{q: stx, sqlTx: stx, d: c.d, stmts: c.stmts}, nil
+	}
+	tx := &Tx{q: c.conn, d: c.d, stmts: c.stmts}
+	// Through the statement cache, as every statement here: parsed once.
+	if _, err := tx.exec(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// end commits tx.
+func (c *committer) end(tx *Tx) error {
+	if tx.sqlTx != nil {
+		return tx.sqlTx.Commit()
+	}
+	if _, err := tx.exec(context.Background(), "COMMIT"); err != nil {
+		c.rollback(tx)
 		return err
 	}
-	tx, err := c.db.BeginTx(context.Background(), nil)
-	if err != nil {
-		return err
+	return nil
+}
+
+// rollback ends tx without its changes.
+func (c *committer) rollback(tx *Tx) {
+	if tx.sqlTx != nil {
+		tx.sqlTx.Rollback()
+		return
 	}
-	if err := call(r, tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	// An error here means no transaction was open any more.
+	tx.exec(context.Background(), "ROLLBACK")
 }
 
 // call runs r.fn, turning a panic into an error for the batch and keeping
 // it for r's caller.
-func call(r *writeReq, tx *sql.Tx) (err error) {
+func call(r *writeReq, tx *Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.panicked = p

@@ -18,6 +18,9 @@ const operationColumns = `key, kind, subject, state, attempts, last_phase, last_
 
 type scanner interface{ Scan(dest ...any) error }
 
+// scanOperation reads one operation. A row that scans but whose evidence or
+// resolution cannot be decoded gives the operation without that part and a
+// *journal.CorruptError.
 func scanOperation(s scanner) (journal.Operation, error) {
 	var (
 		op         journal.Operation
@@ -40,12 +43,12 @@ func scanOperation(s scanner) (journal.Operation, error) {
 	}
 	var err error
 	if op.Evidence, err = decodeEvidence(evidence); err != nil {
-		return op, fmt.Errorf("operation %q: evidence: %w", op.Key, err)
+		return op, &journal.CorruptError{Key: op.Key, Part: "evidence", Err: err}
 	}
 	if resolution.Valid {
 		var r storedResolution
-		if err := json.Unmarshal([]byte(resolution.String), &r); err != nil {
-			return op, fmt.Errorf("operation %q: resolution: %w", op.Key, err)
+		if err := decodeJSON(resolution.String, &r); err != nil {
+			return op, &journal.CorruptError{Key: op.Key, Part: "resolution", Err: err}
 		}
 		op.Resolution = &journal.Resolution{To: journal.State(r.To), By: r.By, Note: r.Note, At: fromMicros(r.At), Evidence: r.Evidence}
 	}
@@ -111,6 +114,51 @@ func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
 		return err
 	}
 	return oneRow(res, &journal.NotFoundError{Key: op.Key})
+}
+
+// Move implements journal.Mover: one conditional UPDATE … RETURNING
+// instead of a read and a write.
+func (tx *Tx) Move(ctx context.Context, m journal.Move) (journal.Operation, bool, error) {
+	var ev any
+	if len(m.Evidence) > 0 {
+		b, err := json.Marshal(m.Evidence)
+		if err != nil {
+			return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", m.Key, err)
+		}
+		if !topLevelOnly(b) {
+			return journal.Operation{}, false, nil
+		}
+		ev = string(b)
+	}
+	attempts := 0
+	if m.AddAttempt {
+		attempts = 1
+	}
+	rows, err := tx.query(ctx, tx.d.move, ev, m.Key, string(m.To), attempts, nullMicros(m.Lease), micros(m.Updated),
+		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter))
+	if err != nil {
+		return journal.Operation{}, false, err
+	}
+	ops, err := scanOperations(rows)
+	if err != nil || len(ops) != 1 {
+		return journal.Operation{}, false, err
+	}
+	return ops[0], true, nil
+}
+
+// topLevelOnly reports whether merging the JSON object b key by key gives
+// the same as json_patch: no value is an object or null.
+func topLevelOnly(b []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false
+	}
+	for _, v := range top {
+		if len(v) == 0 || v[0] == '{' || v[0] == 'n' {
+			return false
+		}
+	}
+	return true
 }
 
 // AppendEntry implements journal.Tx.
@@ -220,6 +268,7 @@ func (tx *Tx) Entries(ctx context.Context, key string) ([]journal.Entry, error) 
 	}
 	defer rows.Close()
 	var out []journal.Entry
+	var damaged []error
 	for rows.Next() {
 		var e journal.Entry
 		var from, to, ev string
@@ -229,24 +278,40 @@ func (tx *Tx) Entries(ctx context.Context, key string) ([]journal.Entry, error) 
 		}
 		e.From, e.To, e.At = journal.State(from), journal.State(to), fromMicros(at)
 		if e.Evidence, err = decodeEvidence(ev); err != nil {
-			return nil, fmt.Errorf("audit entry %d: evidence: %w", e.ID, err)
+			// The audit log cannot be repaired: keep the entry, say what
+			// is lost.
+			damaged = append(damaged, &journal.CorruptError{Key: e.Key, Part: fmt.Sprintf("audit entry %d's evidence", e.ID), Err: err})
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	return out, errors.Join(damaged...)
 }
 
+// scanOperations reads the operations of rows: every readable one, and a
+// *journal.CorruptError for each that is not, joined.
 func scanOperations(rows *sql.Rows) ([]journal.Operation, error) {
 	defer rows.Close()
 	var ops []journal.Operation
+	var damaged []error
 	for rows.Next() {
 		op, err := scanOperation(rows)
-		if err != nil {
+		var ce *journal.CorruptError
+		switch {
+		case errors.As(err, &ce):
+			damaged = append(damaged, err)
+			continue
+		case err != nil:
 			return nil, err
 		}
 		ops = append(ops, op)
 	}
-	return ops, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return ops, errors.Join(damaged...)
 }
 
 func encodeEvidence(e journal.Evidence) (string, error) {
@@ -262,13 +327,27 @@ func decodeEvidence(s string) (journal.Evidence, error) {
 		return nil, nil
 	}
 	var e journal.Evidence
-	if err := json.Unmarshal([]byte(s), &e); err != nil {
+	if err := decodeJSON(s, &e); err != nil {
 		return nil, err
 	}
 	if len(e) == 0 {
 		return nil, nil
 	}
 	return e, nil
+}
+
+// decodeJSON decodes s into v, keeping numbers exact (json.Number): an id
+// above 2^53 must not be rounded through a float64.
+func decodeJSON(s string, v any) error {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -58,8 +58,10 @@ func (tx *Tx) Accounts(ctx context.Context) ([]ledger.Account, error) {
 // AddHeld implements ledger.Tx. The limit check and the increment are one
 // statement, so concurrent holds cannot both pass the check.
 func (tx *Tx) AddHeld(ctx context.Context, account string, amount ledger.Amount) (bool, error) {
+	// $2 <= limit - held - spent rather than held + spent + $2 <= limit:
+	// the sum could overflow, which SQLite turns into a float.
 	res, err := tx.exec(ctx, `UPDATE rubicon_accounts SET held = held + $2
-		WHERE name = $1 AND held + spent + $2 <= limit_amount`, account, int64(amount))
+		WHERE name = $1 AND $2 <= limit_amount - held - spent`, account, int64(amount))
 	if err != nil {
 		return false, err
 	}
@@ -67,14 +69,23 @@ func (tx *Tx) AddHeld(ctx context.Context, account string, amount ledger.Amount)
 	return n == 1, err
 }
 
-// MoveHeld implements ledger.Tx.
+// MoveHeld implements ledger.Tx. The overflow check is part of the
+// statement: SQLite would store an overflowing sum as a float.
 func (tx *Tx) MoveHeld(ctx context.Context, account string, held, spent ledger.Amount) error {
-	res, err := tx.exec(ctx, `UPDATE rubicon_accounts SET held = held - $2, spent = spent + $3 WHERE name = $1`,
+	res, err := tx.exec(ctx, `UPDATE rubicon_accounts SET held = held - $2, spent = spent + $3
+		WHERE name = $1 AND $3 <= 9223372036854775807 - held - spent + $2`,
 		account, int64(held), int64(spent))
 	if err != nil {
 		return err
 	}
-	return oneRow(res, fmt.Errorf("%w: %q", ledger.ErrNoAccount, account))
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	acct, err := tx.Account(ctx, account)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: account %q (held %d, spent %d) cannot release %d and spend %d", ledger.ErrOverflow, account, acct.Held, acct.Spent, held, spent)
 }
 
 const holdColumns = `id, account, amount, state, settled, op_key, created_at, updated_at`

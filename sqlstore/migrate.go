@@ -39,6 +39,9 @@ func coreMigrations() []Migration {
 	return []Migration{{
 		Component: coreComponent, Version: 1, Name: "journal and ledger",
 		SQLite: read("core_sqlite_1.sql"), Postgres: read("core_postgres_1.sql"),
+	}, {
+		Component: coreComponent, Version: 2, Name: "fewer pages written per transition",
+		SQLite: read("core_sqlite_2.sql"), Postgres: read("core_postgres_2.sql"),
 	}}
 }
 
@@ -92,15 +95,15 @@ func (db *DB) migrateComponent(ctx context.Context, component string, ms []Migra
 func (db *DB) migrateOne(ctx context.Context, component string, ms []Migration) (done bool, err error) {
 	err = db.Update(ctx, func(tx *Tx) error {
 		if db.d.lockMigrations != "" {
-			if _, err := tx.tx.ExecContext(ctx, db.d.lockMigrations); err != nil {
+			if _, err := tx.q.ExecContext(ctx, db.d.lockMigrations); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.tx.ExecContext(ctx, createSchemaTable); err != nil {
+		if _, err := tx.q.ExecContext(ctx, createSchemaTable); err != nil {
 			return err
 		}
 		var current int
-		if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM rubicon_schema WHERE component = $1`, component).Scan(&current); err != nil {
+		if err := tx.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM rubicon_schema WHERE component = $1`, component).Scan(&current); err != nil {
 			return err
 		}
 		if current > len(ms) {
@@ -116,10 +119,10 @@ func (db *DB) migrateOne(ctx context.Context, component string, ms []Migration) 
 		if db.d == postgres {
 			stmt = m.Postgres
 		}
-		if _, err := tx.tx.ExecContext(ctx, stmt); err != nil {
+		if _, err := tx.q.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("sqlstore: migration %s %d (%s): %w", component, m.Version, m.Name, err)
 		}
-		_, err := tx.tx.ExecContext(ctx, `INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ($1, $2, $3, $4)`,
+		_, err := tx.q.ExecContext(ctx, `INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ($1, $2, $3, $4)`,
 			component, m.Version, m.Name, time.Now().UnixMicro())
 		return err
 	})
@@ -131,7 +134,7 @@ func (db *DB) migrateOne(ctx context.Context, component string, ms []Migration) 
 func (db *DB) SchemaVersion(ctx context.Context, component string) (int, error) {
 	var v int
 	err := db.View(ctx, func(tx *Tx) error {
-		return tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM rubicon_schema WHERE component = $1`, component).Scan(&v)
+		return tx.q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM rubicon_schema WHERE component = $1`, component).Scan(&v)
 	})
 	return v, err
 }

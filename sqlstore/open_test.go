@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,7 +102,7 @@ func TestMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 1 {
+		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 2 {
 			t.Fatalf("rubicon schema version %d, %v", v, err)
 		}
 		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO app_items (id) VALUES ('x')"); err != nil {
@@ -120,12 +123,12 @@ func TestMigrations(t *testing.T) {
 			t.Fatalf("after the second migration: %d rows, %v", n, err)
 		}
 		// A database from a newer program is refused.
-		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ('rubicon', 2, 'from the future', 0)"); err != nil {
+		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ('rubicon', 3, 'from the future', 0)"); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
 		_, err = sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: app})
-		if err == nil || !strings.Contains(err.Error(), "newer version") || !strings.Contains(err.Error(), "version 2") {
+		if err == nil || !strings.Contains(err.Error(), "newer version") || !strings.Contains(err.Error(), "version 3") {
 			t.Fatalf("opening a newer database: %v", err)
 		}
 	})
@@ -156,4 +159,149 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "OFF") {
 		t.Fatalf("Synchronous OFF: %v", err)
 	}
+}
+
+// TestMemoryDatabaseIsOneDatabase: ":memory:" gives one database that
+// reads and writes share, not one per connection.
+func TestMemoryDatabaseIsOneDatabase(t *testing.T) {
+	for _, dsn := range []string{":memory:", "sqlite::memory:", "file::memory:", "file:mem.db?mode=memory"} {
+		e := openDSN(t, dsn)
+		e.insert(t, "k")
+		if _, err := e.l.Open(e.ctx, "acct", "micro-USD", 10); err != nil {
+			t.Fatalf("%s: open an account: %v", dsn, err)
+		}
+		// Reads, concurrent with writes.
+		var wg sync.WaitGroup
+		errs := make(chan error, 40)
+		for i := range 20 {
+			wg.Go(func() {
+				_, _, err := e.j.Insert(e.ctx, journal.NewOperation{Key: fmt.Sprintf("c%d", i), Kind: "charge"})
+				errs <- err
+			})
+			wg.Go(func() {
+				_, err := e.j.Get(e.ctx, "k")
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("%s: %v", dsn, err)
+			}
+		}
+		ops, err := e.j.List(e.ctx, journal.Filter{})
+		if err != nil || len(ops) != 21 {
+			t.Fatalf("%s: list: %d operations, %v; want 21", dsn, len(ops), err)
+		}
+		if e.db.Backend() != "sqlite" {
+			t.Fatalf("%s: backend %s", dsn, e.db.Backend())
+		}
+	}
+	if entries, _ := os.ReadDir("."); slices.ContainsFunc(entries, func(d os.DirEntry) bool { return strings.Contains(d.Name(), "mem") }) {
+		t.Fatalf("an in-memory database left a file behind: %v", entries)
+	}
+}
+
+// TestFileURIs: a file: URI names its file, percent-escapes decoded, and
+// parameters are refused by name rather than taken into the file's name.
+func TestFileURIs(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		dsn, file string
+	}{
+		{"file:" + dir + "/uri.db", "uri.db"},
+		{"file://" + dir + "/hosted.db", "hosted.db"},
+		{"file://localhost" + dir + "/local.db", "local.db"},
+		{"sqlite:file:" + dir + "/a%20b.db", "a b.db"},
+		{"file:" + dir + "/rw.db?mode=rwc", "rw.db"},
+	} {
+		db, err := sqlstore.Open(context.Background(), tt.dsn, sqlstore.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.dsn, err)
+		}
+		db.Close()
+		if _, err := os.Stat(filepath.Join(dir, tt.file)); err != nil {
+			t.Errorf("%s: the database is not %s: %v", tt.dsn, tt.file, err)
+		}
+	}
+	for _, tt := range []struct {
+		dsn, want string
+	}{
+		{"file:" + dir + "/ro.db?mode=ro", "mode=ro"},
+		{"file:" + dir + "/p.db?_pragma=journal_mode(DELETE)", "_pragma"},
+		{"file:" + dir + "/c.db?cache=shared", "cache"},
+		{"file://db.example.com/x.db", "db.example.com"},
+		{"file:" + dir + "/f.db#frag", "fragment"},
+		{"", "no database path"},
+	} {
+		_, err := sqlstore.Open(context.Background(), tt.dsn, sqlstore.Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%q): %v; want an error mentioning %q", tt.dsn, err, tt.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, d := range entries {
+		if !strings.HasSuffix(d.Name(), "-wal") && !strings.HasSuffix(d.Name(), "-shm") {
+			names = append(names, d.Name())
+		}
+	}
+	if want := "a b.db,hosted.db,local.db,rw.db,uri.db"; strings.Join(names, ",") != want {
+		t.Fatalf("files made: %v; want %s and nothing named after a parameter", names, want)
+	}
+}
+
+// TestUpgradeKeepsTheAuditLog: a database made at schema version 1 is
+// brought to the current version with its audit log intact, ids included,
+// and still append-only.
+func TestUpgradeKeepsTheAuditLog(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		dsn := b.dsn(t)
+		driver, file, rawDSN := "sqlite", "schema/core_sqlite_1.sql", "file:"+dsn
+		if b.name == "postgres" {
+			driver, file, rawDSN = "pgx", "schema/core_postgres_1.sql", dsn
+		}
+		v1, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := sql.Open(driver, rawDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{
+			string(v1),
+			`CREATE TABLE rubicon_schema (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, applied_at BIGINT NOT NULL, PRIMARY KEY (component, version))`,
+			`INSERT INTO rubicon_schema VALUES ('rubicon', 1, 'journal and ledger', 0)`,
+			`INSERT INTO rubicon_operations (key, kind, state, created_at, updated_at) VALUES ('old', 'charge', 'pending', 1, 1)`,
+			`INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason) VALUES ('old', '', 'pending', 1, 'journal', 'recorded')`,
+		} {
+			if _, err := raw.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("making a version 1 database: %v", err)
+			}
+		}
+		raw.Close()
+
+		e := openDSN(t, dsn)
+		if v, err := e.db.SchemaVersion(ctx, "rubicon"); err != nil || v != 2 {
+			t.Fatalf("after the upgrade: version %d, %v", v, err)
+		}
+		before, err := e.j.History(ctx, "old")
+		if err != nil || len(before) != 1 || before[0].Reason != "recorded" {
+			t.Fatalf("the audit log after the upgrade: %+v, %v", before, err)
+		}
+		e.claimAll(t, "w1")
+		if _, err := e.j.Send(ctx, "old", "w1"); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := e.j.History(ctx, "old")
+		if len(after) != 2 || after[1].ID <= before[0].ID || after[0].ID != before[0].ID {
+			t.Fatalf("ids after the upgrade: %d then %d", after[0].ID, after[len(after)-1].ID)
+		}
+		if _, err := e.db.SQL().ExecContext(ctx, `DELETE FROM rubicon_audit`); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Fatalf("deleting the upgraded audit log: %v", err)
+		}
+	})
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore/internal/testworker"
 )

@@ -9,8 +9,10 @@
 // newer version than the binary knows is refused with a clear error.
 //
 // On SQLite, write transactions go through a single writer connection with
-// BEGIN IMMEDIATE, in WAL mode, with a busy timeout and foreign keys on. On
-// PostgreSQL, workers claim operations with SELECT … FOR UPDATE SKIP LOCKED.
+// BEGIN IMMEDIATE, in WAL mode, with a busy timeout and foreign keys on;
+// transactions that arrive while one commits share the next commit (group
+// commit), each in a savepoint of its own. On PostgreSQL, workers claim
+// operations with SELECT … FOR UPDATE SKIP LOCKED.
 package sqlstore
 
 import (
@@ -67,19 +69,25 @@ type DB struct {
 	d       *dialect
 	writer  *sql.DB // every write; on SQLite a single connection
 	reader  *sql.DB // reads; the same as writer on PostgreSQL
+	direct  *sql.DB // DB.SQL's; the same as writer but on a SQLite file
 	name    string  // for messages: the file path, or the DSN without password
 	timeout time.Duration
 	// commits runs SQLite's writes; nil on PostgreSQL.
 	commits *committer
-	// writeStmts and readStmts cache SQLite's prepared statements; nil on
-	// PostgreSQL.
-	writeStmts, readStmts *stmtCache
+	// readStmts caches SQLite's prepared statements of reads; nil on
+	// PostgreSQL, and in memory, where reads go through commits.
+	readStmts *stmtCache
 }
 
 // Open opens, creating it if needed, the database that dsn names, and
 // brings its schema up to date. A dsn starting with postgres:// or
-// postgresql:// selects PostgreSQL; anything else is a SQLite file path,
-// optionally prefixed with sqlite: or file:.
+// postgresql:// selects PostgreSQL. Anything else is SQLite: a file path;
+// a file: URI such as "file:/data/rubicon.db" (percent-escapes decoded;
+// parameters other than mode=rwc, mode=rw and mode=memory refused); either
+// optionally prefixed with sqlite:; or ":memory:" (also file::memory: and
+// mode=memory) for a database in memory, which lives as long as the DB and
+// has one connection for reads and writes, so that a View must not be
+// started inside an Update.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
@@ -122,48 +130,156 @@ func openPostgres(dsn string, opts Options) (*DB, error) {
 	}
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
-	return &DB{d: postgres, writer: pool, reader: pool, name: name, timeout: opts.BusyTimeout}, nil
+	return &DB{d: postgres, writer: pool, reader: pool, direct: pool, name: name, timeout: opts.BusyTimeout}, nil
 }
 
 func openSQLite(dsn string, opts Options) (*DB, error) {
-	path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-	if path == "" {
-		return nil, errors.New("sqlstore: no database path given")
+	path, memory, err := sqlitePath(dsn)
+	if err != nil {
+		return nil, err
+	}
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
+		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
+	if memory {
+		return openMemory(common, opts)
 	}
 	if err := checkWritable(path); err != nil {
 		return nil, err
 	}
 	uri := "file:" + (&url.URL{Path: path}).EscapedPath()
-	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
-		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
-	writer, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+common)
+	var wal *walSyncer
+	writerSync := common
+	if opts.Synchronous == Full && syncsWAL {
+		// The writer commits in NORMAL and the committer syncs the log
+		// after each commit: see walsync_linux.go.
+		wal = newWALSyncer(path)
+		writerSync = strings.Replace(common, "synchronous(FULL)", "synchronous(NORMAL)", 1)
+	}
+	writer, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+writerSync)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
 	}
-	// One writer: writes in this process queue for it instead of spinning
-	// on SQLite's lock.
+	// One connection for every write of the journal and the ledger, which
+	// queue for it instead of spinning on SQLite's lock.
 	writer.SetMaxOpenConns(1)
 	writer.SetConnMaxIdleTime(0)
-	reader, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+common)
+	// Create the file and switch it to WAL now, so that a path that cannot
+	// be written fails here with its name.
+	fail := func(err error) error {
+		return fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+	}
+	if err := writer.Ping(); err != nil {
+		writer.Close()
+		return nil, (&DB{name: path, timeout: opts.BusyTimeout}).wrap(fail(err))
+	}
+	commits, err := newCommitter(writer, sqliteDialect, false)
 	if err != nil {
 		writer.Close()
-		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+		return nil, fail(err)
+	}
+	commits.wal = wal
+	reader, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+common)
+	if err != nil {
+		commits.close()
+		writer.Close()
+		return nil, fail(err)
 	}
 	n := opts.MaxConns
 	if n <= 0 {
 		n = 4
 	}
 	reader.SetMaxOpenConns(n)
-	writeStmts := newStmtCache(writer)
-	db := &DB{d: sqliteDialect, writer: writer, reader: reader, name: path, timeout: opts.BusyTimeout,
-		commits: newCommitter(writer, writeStmts), writeStmts: writeStmts, readStmts: newStmtCache(reader)}
-	// Create the file and switch it to WAL now, through the writer, so that
-	// a path that cannot be written fails here with its name.
-	if err := writer.Ping(); err != nil {
-		db.Close()
-		return nil, db.wrap(fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err))
+	// An application's own statements outside transactions (DB.SQL): one
+	// connection, with the durability asked for.
+	direct, err := sql.Open("sqlite", uri+"?"+common)
+	if err != nil {
+		commits.close()
+		writer.Close()
+		reader.Close()
+		return nil, fail(err)
 	}
-	return db, nil
+	direct.SetMaxOpenConns(1)
+	return &DB{d: sqliteDialect, writer: writer, reader: reader, direct: direct, name: path, timeout: opts.BusyTimeout,
+		commits: commits, readStmts: newStmtCache(reader)}, nil
+}
+
+// openMemory opens a database that lives in memory for as long as the DB:
+// one connection serves reads and writes, since every connection to
+// ":memory:" is a database of its own.
+func openMemory(common string, opts Options) (*DB, error) {
+	pool, err := sql.Open("sqlite", "file::memory:?_txlock=immediate&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+	}
+	pool.SetMaxOpenConns(1)
+	pool.SetMaxIdleConns(1)
+	pool.SetConnMaxIdleTime(0)
+	pool.SetConnMaxLifetime(0)
+	if err := pool.Ping(); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+	}
+	commits, err := newCommitter(pool, sqliteDialect, true)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+	}
+	return &DB{d: sqliteDialect, writer: pool, reader: pool, direct: pool, name: ":memory:", timeout: opts.BusyTimeout, commits: commits}, nil
+}
+
+// sqlitePath reads a SQLite DSN: a file path, or a file: URI
+// ("file:/data/r.db", "file:r.db", percent-escapes decoded), either
+// optionally prefixed with sqlite:, or ":memory:". A URI's parameters are
+// refused, except mode=rwc, mode=rw and mode=memory: sqlstore sets SQLite's
+// options itself, and needs to write.
+func sqlitePath(dsn string) (path string, memory bool, err error) {
+	dsn = strings.TrimPrefix(dsn, "sqlite:")
+	if dsn == ":memory:" {
+		return "", true, nil
+	}
+	if !strings.HasPrefix(dsn, "file:") {
+		if dsn == "" {
+			return "", false, errors.New("sqlstore: no database path given: give a file path, a file: URI, \":memory:\" or a postgres:// URL")
+		}
+		return dsn, false, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", false, fmt.Errorf("sqlstore: %q is not a file: URI (%v): give a plain path, or escape the URI", dsn, err)
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return "", false, fmt.Errorf("sqlstore: %q names host %q: a file: URI names a local file, as file:/data/r.db", dsn, u.Host)
+	}
+	if u.Fragment != "" {
+		return "", false, fmt.Errorf("sqlstore: %q has a fragment (#%s): escape # in a file name as %%23", dsn, u.Fragment)
+	}
+	path = u.Path
+	if u.Opaque != "" {
+		if path, err = url.PathUnescape(u.Opaque); err != nil {
+			return "", false, fmt.Errorf("sqlstore: %q: %v", dsn, err)
+		}
+	}
+	for name, values := range u.Query() {
+		switch v := values[len(values)-1]; {
+		case name == "mode" && v == "memory":
+			memory = true
+		case name == "mode" && (v == "rwc" || v == "rw"):
+		case name == "mode":
+			return "", false, fmt.Errorf("sqlstore: %q asks for mode=%s: the journal writes (migrations, transitions, recovery), so the database is opened read-write; remove the parameter", dsn, v)
+		default:
+			return "", false, fmt.Errorf("sqlstore: %q sets %s: parameters are not taken, since sqlstore sets SQLite's options itself (see Options); give the path alone", dsn, name)
+		}
+	}
+	if path == ":memory:" {
+		memory = true
+	}
+	if memory {
+		return "", true, nil
+	}
+	if path == "" {
+		return "", false, fmt.Errorf("sqlstore: %q names no file", dsn)
+	}
+	return path, false, nil
 }
 
 // checkWritable fails early, naming the path, when SQLite could not create
@@ -202,12 +318,16 @@ func checkWritable(path string) error {
 func (db *DB) Close() error {
 	if db.commits != nil {
 		db.commits.close()
-		db.writeStmts.close()
+	}
+	if db.readStmts != nil {
 		db.readStmts.close()
 	}
 	err := db.writer.Close()
 	if db.reader != db.writer {
 		err = errors.Join(err, db.reader.Close())
+	}
+	if db.direct != db.writer {
+		err = errors.Join(err, db.direct.Close())
 	}
 	return err
 }
@@ -215,23 +335,35 @@ func (db *DB) Close() error {
 // Backend returns "sqlite" or "postgres".
 func (db *DB) Backend() string { return db.d.name }
 
-// SQL returns the connection pool that writes go through, for an
-// application's own queries outside transactions. Inside Update, use the
-// transaction's SQL instead: on SQLite the pool's one connection is the
-// transaction's.
-func (db *DB) SQL() *sql.DB { return db.writer }
+// SQL returns a connection pool for an application's own queries outside
+// transactions. Inside Update, use the transaction's SQL instead: on
+// SQLite a write through this pool waits for the transaction's lock, and
+// in memory the pool's one connection is the transaction's.
+func (db *DB) SQL() *sql.DB { return db.direct }
 
 // Tx is a transaction. It implements journal.Tx and ledger.Tx, so that a
 // journal transition and a ledger change can commit together.
 type Tx struct {
-	tx       *sql.Tx
+	q Querier
+	// sqlTx is q when q is a database/sql transaction, and nil when it is
+	// SQLite's writer connection in a transaction of its own.
+	sqlTx    *sql.Tx
 	d        *dialect
 	readOnly bool
 	stmts    *stmtCache // nil: no cache
 }
 
-// SQL returns the underlying transaction, for an application's own tables.
-func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+// Querier runs statements; *sql.Tx and *sql.Conn are Queriers.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// SQL returns what runs an application's own statements inside the
+// transaction, on its tables: they commit or roll back with it. Do not
+// start or end transactions through it.
+func (tx *Tx) SQL() Querier { return tx.q }
 
 // Update runs fn in a read-write transaction, committed if fn returns nil
 // and rolled back otherwise. It returns once the commit is durable. On
@@ -241,15 +373,20 @@ func (tx *Tx) SQL() *sql.Tx { return tx.tx }
 // for it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	if db.commits != nil {
-		return db.wrap(db.commits.do(ctx, func(stx *sql.Tx) error {
-			return fn(&Tx{tx: stx, d: db.d, stmts: db.writeStmts})
-		}))
+		return db.wrap(db.commits.do(ctx, fn))
 	}
 	return db.run(ctx, db.writer, false, fn)
 }
 
 // View runs fn in a read-only transaction.
 func (db *DB) View(ctx context.Context, fn func(*Tx) error) error {
+	if db.reader == db.writer && db.commits != nil {
+		// In memory, the one connection serves reads too.
+		return db.wrap(db.commits.do(ctx, func(tx *Tx) error {
+			tx.readOnly = true
+			return fn(tx)
+		}))
+	}
 	return db.run(ctx, db.reader, true, fn)
 }
 
@@ -268,14 +405,11 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 			panic(p)
 		}
 	}()
-	stmts := db.writeStmts
-	if readOnly {
-		stmts = db.readStmts
-	}
+	stmts := db.readStmts // nil on PostgreSQL
 	if stmts != nil {
 		defer stmts.prepareWanted(ctx)
 	}
-	if err := fn(&Tx{tx: stx, d: db.d, readOnly: readOnly, stmts: stmts}); err != nil {
+	if err := fn(&Tx{q: stx, sqlTx: stx, d: db.d, readOnly: readOnly, stmts: stmts}); err != nil {
 		stx.Rollback()
 		return db.wrap(err)
 	}

@@ -10,13 +10,14 @@ import (
 // per connection instead of on every call. (pgx caches PostgreSQL's
 // statements itself.)
 //
-// A statement is prepared on the pool, and preparing needs an idle
-// connection, which a transaction of SQLite's single writer never leaves.
-// So a query seen for the first time runs unprepared and is noted; the
-// owner of the pool prepares the noted queries once its transaction is over
-// (see prepareWanted).
+// On the writer's own connection (conn set) a statement is prepared the
+// first time it is used. On a pool, preparing needs an idle connection,
+// which a transaction may not leave, so a query seen for the first time runs
+// unprepared and is noted; the owner of the pool prepares the noted queries
+// once its transaction is over (see prepareWanted).
 type stmtCache struct {
 	db     *sql.DB
+	conn   *sql.Conn
 	mu     sync.Mutex
 	m      map[string]*sql.Stmt
 	wanted map[string]bool
@@ -29,17 +30,30 @@ func newStmtCache(db *sql.DB) *stmtCache {
 	return &stmtCache{db: db, m: make(map[string]*sql.Stmt), wanted: make(map[string]bool)}
 }
 
-// get returns the prepared statement for query, or nil after noting that
-// query is wanted.
-func (c *stmtCache) get(query string) *sql.Stmt {
+func newConnStmtCache(conn *sql.Conn) *stmtCache {
+	return &stmtCache{conn: conn, m: make(map[string]*sql.Stmt), wanted: make(map[string]bool)}
+}
+
+// get returns the prepared statement for query, or nil, after noting that
+// query is wanted when it cannot be prepared now.
+func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st, ok := c.m[query]; ok {
+	if st, ok := c.m[query]; ok || c.m == nil {
 		return st
 	}
-	if len(c.m)+len(c.wanted) < maxStmts {
-		c.wanted[query] = true
+	if len(c.m)+len(c.wanted) >= maxStmts {
+		return nil
 	}
+	if c.conn != nil {
+		st, err := c.conn.PrepareContext(ctx, query)
+		if err != nil {
+			return nil // it runs unprepared
+		}
+		c.m[query] = st
+		return st
+	}
+	c.wanted[query] = true
 	return nil
 }
 
@@ -81,29 +95,35 @@ func (c *stmtCache) close() {
 // exec, query and queryRow run a query in the transaction, through a
 // prepared statement when the cache has one.
 func (tx *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := tx.prepared(query); st != nil {
-		return tx.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := tx.prepared(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
-	return tx.tx.ExecContext(ctx, query, args...)
+	return tx.q.ExecContext(ctx, query, args...)
 }
 
 func (tx *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := tx.prepared(query); st != nil {
-		return tx.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := tx.prepared(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	return tx.tx.QueryContext(ctx, query, args...)
+	return tx.q.QueryContext(ctx, query, args...)
 }
 
 func (tx *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := tx.prepared(query); st != nil {
-		return tx.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	if st := tx.prepared(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
-	return tx.tx.QueryRowContext(ctx, query, args...)
+	return tx.q.QueryRowContext(ctx, query, args...)
 }
 
-func (tx *Tx) prepared(query string) *sql.Stmt {
+// prepared returns the statement for query, bound to the transaction.
+func (tx *Tx) prepared(ctx context.Context, query string) *sql.Stmt {
 	if tx.stmts == nil {
 		return nil
 	}
-	return tx.stmts.get(query)
+	st := tx.stmts.get(ctx, query)
+	if st != nil && tx.sqlTx != nil {
+		// Prepared on the pool: rebind to the transaction's connection.
+		st = tx.sqlTx.StmtContext(ctx, st)
+	}
+	return st
 }

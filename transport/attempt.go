@@ -48,6 +48,9 @@ type attempt struct {
 	start   int64         // counted's count at GotConn
 	earlier int64         // bytes written on connections of earlier GotConns
 	blind   bool          // some connection could not be counted
+	// sentBefore counts the earlier GotConns on whose connection the
+	// request was written: net/http's own resends of it.
+	sentBefore int
 }
 
 // newAttempt returns an attempt whose context derives from parent, and the
@@ -76,9 +79,18 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 	counted := counterOf(info.Conn)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.counted != nil {
-		// net/http retried on another connection inside this attempt.
-		a.earlier += a.counted.written.Load() - a.start
+	switch {
+	case a.counted != nil:
+		// net/http tries again, on another connection, inside this
+		// attempt; if it wrote on the first one, the server may have got
+		// the request twice.
+		n := a.counted.written.Load() - a.start
+		a.earlier += n
+		if n > 0 {
+			a.sentBefore++
+		}
+	case a.got:
+		a.sentBefore++ // uncounted: assume it was written
 	}
 	a.got = true
 	a.conn = info.Conn
@@ -117,4 +129,23 @@ func (a *attempt) phase(proofs bool) (rubicon.Phase, int64) {
 		return rubicon.Sent, 0
 	}
 	return rubicon.NotSent, 0
+}
+
+// resends returns how many times net/http sent the attempt's request again
+// by itself, after it was written on a connection that then failed. answered
+// says whether the attempt ended with a response, proof that the last
+// connection carried the request too.
+func (a *attempt) resends(answered bool) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sent := a.sentBefore
+	switch {
+	case !a.got:
+		return 0
+	case answered, a.blind, a.counted == nil:
+		sent++
+	case a.counted.written.Load()-a.start > 0:
+		sent++
+	}
+	return max(sent-1, 0)
 }

@@ -9,10 +9,38 @@
 // Once a request was sent, the retry decision follows package retry: safe
 // methods are retried; PUT, POST, PATCH, DELETE and other methods are not,
 // unless the operation opted in ([Operation], [WithIdempotencyKey]), in
-// which case every attempt carries the same Idempotency-Key. A call that
-// stops without a usable response returns a *rubicon.Error that says
-// whether the request may have been applied. A response is returned as the
-// server sent it.
+// which case every attempt carries the same Idempotency-Key. What each
+// answer proves about the request's effect is decided by [retry.Outcome],
+// the one rule that the journal and the products use too.
+//
+// # Responses and errors
+//
+// As the http.RoundTripper contract requires, RoundTrip returns the
+// response whenever a response ended the call, whatever its status, and an
+// error only when none did: a call that stops without a usable response
+// returns a *rubicon.Error that says whether the request may have been
+// applied. That holds when the transport stops because the server asked for
+// a longer wait (Retry-After, retry-after-ms) than the policy allows or the
+// deadline leaves: the caller gets the 429 or 503 as the server sent it,
+// and learns that the transport gave up on it through [WithReport], whose
+// Report.Err is then a *rubicon.Error carrying the requested wait
+// (RetryAfter), the outcome the answer proves, and the reason. Report.Err
+// is set for every call whose outcome is not applied, so a caller that
+// prefers errors for such answers, through an http.Client, reads it:
+//
+//	var rep transport.Report
+//	resp, err := client.Do(req.WithContext(transport.WithReport(ctx, &rep)))
+//	if err == nil && rep.Err != nil {
+//		// resp is the server's refusal or failure; rep.Err says what it
+//		// proves and how long the server asked to wait.
+//	}
+//
+// [Options.Observe] sees the same per attempt.
+//
+// Attempts count requests sent, net/http's own included: net/http sends a
+// request again by itself, on a fresh connection, when a reused connection
+// fails after an idempotent (or Idempotency-Key) request was written; the
+// server may have received both, and rubicon counts both.
 //
 // The proofs need the base RoundTripper to be an *http.Transport (or nil,
 // for a clone of http.DefaultTransport); the Transport works on a clone of

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon"
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )
@@ -121,4 +121,31 @@ func ExampleWithIdempotencyKey() {
 	// Output:
 	// refund-order-7
 	// refund-order-7
+}
+
+// A server that asks for a longer wait than the policy takes gets its
+// answer returned as it sent it; the report says what the answer proves,
+// and how long the server asked to wait.
+func ExampleWithReport() {
+	srv, _ := faultserver.Start(faultserver.RetryAfter(http.StatusTooManyRequests, 2*time.Minute))
+	defer srv.Close()
+
+	client, _ := transport.NewClient(transport.Options{
+		Operations: []transport.Operation{{Pattern: "POST /v1/orders", Mode: retry.OptedIn}},
+	})
+	var rep transport.Report
+	ctx := transport.WithReport(context.Background(), &rep)
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL()+"/v1/orders", strings.NewReader(`{"sku":"A1"}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println("status:", resp.StatusCode)
+	fmt.Println("outcome:", rep.Outcome, "safe to retry:", rubicon.SafeToRetry(rep.Err))
+	fmt.Println("the server asked to wait:", rep.Err.RetryAfter)
+	// Output:
+	// status: 429
+	// outcome: not_applied safe to retry: true
+	// the server asked to wait: 2m0s
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rubicon-go/rubicon"
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/transport"
 )
 

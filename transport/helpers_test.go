@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )

@@ -14,8 +14,13 @@ import (
 type Operation struct {
 	// Pattern names the operation as an http.ServeMux pattern with a method:
 	// "POST /v1/orders", "PUT api.example.com/v1/items/{id}". The method is
-	// required. An opted-in pattern must name an operation, not every path:
-	// "POST /" and "POST /{rest...}" are refused.
+	// required, in upper case as requests send it; a host is written
+	// without a port. A pattern matches a subtree only when it says so with
+	// a trailing wildcard, "POST /v1/{rest...}": "POST /v1/" is refused
+	// (write "POST /v1/{$}" for that path alone). An opted-in pattern must
+	// name an operation, with at least one literal path segment: "POST /",
+	// "POST /{rest...}" and "POST /{a}/{b...}" are refused. [New] refuses
+	// every pattern that breaks these rules, with what to write instead.
 	Pattern string
 	// Mode is how matching requests may be retried once sent.
 	Mode retry.Mode
@@ -48,26 +53,48 @@ func newOperations(ops []Operation) (o *operations, err error) {
 	return o, nil
 }
 
+// checkOperation refuses patterns that could never match a request and
+// patterns that would reach further than they say: a pattern names
+// operations explicitly.
 func checkOperation(op Operation) error {
 	switch op.Mode {
 	case retry.ByMethod, retry.OptedIn, retry.NotSentOnly:
 	default:
-		return fmt.Errorf("transport: operation %q: unknown mode %d", op.Pattern, int(op.Mode))
+		return fmt.Errorf("transport: operation %q: unknown mode %d: use retry.ByMethod, retry.OptedIn or retry.NotSentOnly", op.Pattern, int(op.Mode))
 	}
-	method, rest, ok := strings.Cut(strings.TrimSpace(op.Pattern), " ")
+	method, rest, ok := strings.Cut(strings.TrimLeft(op.Pattern, " \t"), " ")
 	if !ok || method == "" || strings.ContainsAny(method, "/{") {
 		return fmt.Errorf("transport: operation %q: the pattern must start with a method, as in \"POST /v1/orders\"", op.Pattern)
 	}
-	if op.Mode == retry.OptedIn {
-		path := strings.TrimSpace(rest)
-		if i := strings.IndexByte(path, '/'); i >= 0 {
-			path = path[i:]
-		}
-		if path == "/" || (strings.HasPrefix(path, "/{") && strings.HasSuffix(path, "...}") && strings.Count(path, "/") == 1) {
-			return fmt.Errorf("transport: operation %q: opting in must name an operation; a pattern that matches every path would opt in the whole client", op.Pattern)
-		}
+	if upper := strings.ToUpper(method); method != upper {
+		return fmt.Errorf("transport: operation %q: methods are case-sensitive and requests send them in upper case, so %q would never match: write %q", op.Pattern, method, upper)
+	}
+	host, path, ok := strings.Cut(strings.TrimSpace(rest), "/")
+	if !ok {
+		return fmt.Errorf("transport: operation %q: the pattern needs a path after the method, as in \"POST /v1/orders\"", op.Pattern)
+	}
+	if strings.Contains(host, ":") {
+		return fmt.Errorf("transport: operation %q: a host is matched without its port, so %q would never match: write the host alone", op.Pattern, host)
+	}
+	path = "/" + path
+	if op.Mode == retry.OptedIn && path != "/{$}" && !hasLiteralSegment(path) {
+		return fmt.Errorf("transport: operation %q: opting in must name an operation; a pattern without a literal path segment matches (almost) every path and would opt in the whole client", op.Pattern)
+	}
+	if strings.HasSuffix(path, "/") {
+		return fmt.Errorf("transport: operation %q: a pattern ending in / would match every path below %s; write %q for that path alone, or %q to name every operation below it", op.Pattern, path, method+" "+host+path+"{$}", method+" "+host+path+"{rest...}")
 	}
 	return nil
+}
+
+// hasLiteralSegment reports whether path has a segment that is not a
+// wildcard.
+func hasLiteralSegment(path string) bool {
+	for seg := range strings.SplitSeq(strings.Trim(path, "/"), "/") {
+		if seg != "" && !strings.HasPrefix(seg, "{") {
+			return true
+		}
+	}
+	return false
 }
 
 // register adds op to mux, turning ServeMux's panic on a bad or conflicting

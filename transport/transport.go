@@ -47,25 +47,74 @@ type Options struct {
 type Attempt struct {
 	// Request is the caller's request. Do not modify it.
 	Request *http.Request
-	// Number counts attempts from 1.
+	// Number counts the requests the call has sent so far, this attempt's
+	// included: net/http's own resends (see Resends) count, as the server
+	// may have received each of them.
 	Number int
+	// Resends is how many times net/http sent this attempt again by itself,
+	// on another connection, after a reused connection failed once the
+	// request was written. Usually 0.
+	Resends int
 	// Mode is how the call may be retried once sent.
 	Mode retry.Mode
 	// Phase is how far the attempt got; Answered when a response arrived.
 	Phase rubicon.Phase
 	// StatusCode is the response status, or 0.
 	StatusCode int
+	// Outcome is what this attempt proves about the request's effect
+	// ([retry.Outcome]).
+	Outcome rubicon.Outcome
 	// BytesWritten is what the attempt wrote on its connection, when counted.
 	BytesWritten int64
 	// Err is the attempt's error, or nil when a response arrived.
 	Err error
 	// Decision is what follows: Retry and Wait, and the reason. It is the
-	// zero Decision for a response that needed no decision.
+	// zero Decision for a response that needed no decision. A call that
+	// stops on a response because the server asked for a longer wait than
+	// the policy allows or the deadline leaves has Reason
+	// retry.StopRetryAfterTooLong and the wait in RetryAfter.
 	Decision retry.Decision
 }
 
+// Report is how a call ended, for a caller that asked with [WithReport].
+type Report struct {
+	// Outcome is what the call proves about the request's effect, over
+	// every attempt: Applied after a success.
+	Outcome rubicon.Outcome
+	// Attempts counts the requests sent, net/http's own resends included.
+	Attempts int
+	// Err is nil when the call's outcome is Applied. Otherwise it is the
+	// *rubicon.Error that describes the call: the error RoundTrip returned,
+	// or, when RoundTrip returned a response (a 429, a 503, a 404), the
+	// error that describes that answer: its outcome, the attempts, the wait
+	// the server asked for, and why no further attempt was made.
+	Err *rubicon.Error
+}
+
+type reportKey struct{}
+
+// WithReport returns a context under which the Transport stores, in *r, how
+// each call ends, once RoundTrip returns. Through an http.Client that
+// follows redirects, *r describes the last request, whose response the
+// client returns.
+//
+// RoundTrip returns every response that ends a call, as the
+// http.RoundTripper contract requires, including one after which the
+// transport stopped because the server asked for a longer wait than the
+// policy or the deadline allows: a caller that wants that case, or any
+// answer that is not a success, as a typed error reads r.Err.
+func WithReport(ctx context.Context, r *Report) context.Context {
+	return context.WithValue(ctx, reportKey{}, r)
+}
+
+func reportOf(ctx context.Context) *Report {
+	r, _ := ctx.Value(reportKey{}).(*Report)
+	return r
+}
+
 // Transport is an http.RoundTripper that retries only what is provably safe
-// to retry and reports everything else as a *rubicon.Error. It is safe for
+// to retry. A call that ends without a response returns a *rubicon.Error
+// that says whether the request may have been applied. It is safe for
 // concurrent use.
 type Transport struct {
 	base http.RoundTripper
@@ -165,8 +214,11 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// RoundTrip sends req, retrying only what the policy allows, and returns the
-// response or a *rubicon.Error.
+// RoundTrip sends req, retrying only what the policy allows. It returns the
+// response when one ended the call, whatever its status, as the
+// http.RoundTripper contract requires, and a *rubicon.Error only when the
+// call ended without one. [WithReport] tells a caller what a returned
+// response proves and why no further attempt was made.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	if req.URL == nil {
@@ -188,7 +240,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	header, base := t.prepare(req, mode, key)
 	c := call{t: t, req: req, mode: mode, cancelCall: cancelCall}
 	body := req.Body
-	for n := 1; ; n++ {
+	for {
 		attemptCtx, cancelAttempt := callCtx, context.CancelFunc(nil)
 		if d := t.policy.AttemptTimeout(); d > 0 {
 			attemptCtx, cancelAttempt = context.WithTimeout(callCtx, d)
@@ -199,34 +251,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 		resp, err := base.RoundTrip(r)
 		now := time.Now()
-		in := retry.Input{Method: req.Method, Mode: mode, Attempt: n, Start: start, Now: now, Deadline: callerDeadline}
-		info := Attempt{Request: req, Number: n, Mode: mode}
-		if err == nil {
-			info.Phase, info.StatusCode = rubicon.Answered, resp.StatusCode
-			if !t.policy.MayRetryStatus(resp.StatusCode) {
-				t.notify(info)
-				return c.deliver(resp, cancelAttempt), nil
-			}
-			in.Sent, in.Status, in.Header = true, resp.StatusCode, resp.Header
-		} else {
-			info.Phase, info.BytesWritten = a.phase(t.proofs)
-			info.Err = err
-			in.Sent = info.Phase != rubicon.NotSent
+		info := c.attempted(a, resp, err)
+		if err == nil && !t.policy.MayRetryStatus(resp.StatusCode) {
+			t.notify(info)
+			return c.deliver(resp, cancelAttempt, info, retry.Decision{}), nil
 		}
-		in.Jitter = rand.Float64()
+		in := retry.Input{Method: req.Method, Mode: mode, Attempt: info.Number, Sent: info.Phase != rubicon.NotSent,
+			Status: info.StatusCode, Start: start, Now: now, Deadline: callerDeadline, Jitter: rand.Float64()}
+		if err == nil {
+			in.Header = resp.Header
+		}
 		d := t.decide(in, req, err, callCtx)
+		var next io.ReadCloser
+		if d.Retry && req.GetBody != nil {
+			// Rewind now, so that a body that cannot be produced again ends
+			// the call with the response in hand.
+			b, bodyErr := req.GetBody()
+			if bodyErr != nil {
+				d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
+				if err != nil {
+					err = fmt.Errorf("rewinding the request body: %w (after %w)", bodyErr, err)
+				}
+			}
+			next = b
+		}
 		info.Decision = d
 		t.notify(info)
-		if outcomeOf(req.Method, mode, info.Phase, info.StatusCode, t.policy) == rubicon.Unknown {
-			c.mayHaveApplied = true
-		}
 
 		if !d.Retry {
-			if err == nil && d.Reason != retry.StopRetryAfterTooLong {
-				return c.deliver(resp, cancelAttempt), nil
-			}
 			if err == nil {
-				drain(resp)
+				return c.deliver(resp, cancelAttempt, info, d), nil
 			}
 			cancel(cancelAttempt)
 			return nil, c.fail(info, d, err)
@@ -237,15 +291,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel(cancelAttempt)
 
 		if err := sleep(callCtx, d.Wait); err != nil {
+			if next != nil {
+				next.Close()
+			}
 			info.Err = errors.Join(context.Cause(callCtx), info.Err)
 			return nil, c.fail(info, retry.Decision{RetryAfter: d.RetryAfter, Reason: endReason(callCtx)}, info.Err)
 		}
-		if req.GetBody != nil {
-			b, err := req.GetBody()
-			if err != nil {
-				return nil, c.fail(info, retry.Decision{Reason: reasonBodyNotReplayable}, fmt.Errorf("rewinding the request body: %w", err))
-			}
-			body = b
+		if next != nil {
+			body = next
 		}
 	}
 }
@@ -327,18 +380,74 @@ type call struct {
 	req        *http.Request
 	mode       retry.Mode
 	cancelCall context.CancelFunc
+	// attempts counts the requests sent so far, net/http's own resends
+	// included.
+	attempts int
 	// mayHaveApplied is set once any attempt may have had an effect; the
-	// call's outcome is then unknown whatever later attempts show.
+	// call's outcome is then unknown unless a later answer proves it applied.
 	mayHaveApplied bool
+}
+
+// attempted describes the attempt a has just finished with resp or err,
+// and counts it.
+func (c *call) attempted(a *attempt, resp *http.Response, err error) Attempt {
+	info := Attempt{Request: c.req, Mode: c.mode}
+	if err == nil {
+		info.Phase, info.StatusCode = rubicon.Answered, resp.StatusCode
+	} else {
+		info.Phase, info.BytesWritten = a.phase(c.t.proofs)
+		info.Err = err
+	}
+	info.Resends = a.resends(err == nil)
+	c.attempts += 1 + info.Resends
+	info.Number = c.attempts
+	info.Outcome = c.t.policy.Outcome(retry.Result{Method: c.req.Method, Mode: c.mode, Phase: info.Phase, Status: info.StatusCode})
+	if info.Resends > 0 && !c.isRead() {
+		// net/http sent the request on a connection that failed after it
+		// was written, then sent it again: the first may have been applied.
+		c.mayHaveApplied = true
+	}
+	if info.Outcome == rubicon.Unknown {
+		c.mayHaveApplied = true
+	}
+	return info
+}
+
+// isRead reports whether the call's request has no effect to apply.
+func (c *call) isRead() bool {
+	return c.t.policy.Outcome(retry.Result{Method: c.req.Method, Mode: c.mode, Phase: rubicon.Sent}) == rubicon.NotApplied
+}
+
+// outcome is what the whole call proves, given the last attempt's outcome:
+// an answer that proves the effect applied settles it; otherwise an earlier
+// attempt that may have applied it leaves it unknown.
+func (c *call) outcome(last rubicon.Outcome) rubicon.Outcome {
+	if last == rubicon.NotApplied && c.mayHaveApplied {
+		return rubicon.Unknown
+	}
+	return last
 }
 
 // deliver hands resp to the caller as the server sent it. The contexts the
 // call derived stay alive until the body is closed, since the body is read
 // under them.
-func (c *call) deliver(resp *http.Response, cancelAttempt context.CancelFunc) *http.Response {
+func (c *call) deliver(resp *http.Response, cancelAttempt context.CancelFunc, last Attempt, d retry.Decision) *http.Response {
 	resp.Request = c.req
 	if cancelAttempt != nil || c.cancelCall != nil {
 		resp.Body = withCancel(resp.Body, cancelAttempt, c.cancelCall)
+	}
+	if rep := reportOf(c.req.Context()); rep != nil {
+		outcome := c.outcome(last.Outcome)
+		*rep = Report{Outcome: outcome, Attempts: c.attempts}
+		if outcome != rubicon.Applied {
+			if d.Reason == "" {
+				d.Reason = retry.StopStatus
+			}
+			if d.RetryAfter == 0 {
+				d.RetryAfter, _ = retry.ParseRetryAfter(resp.Header, time.Now())
+			}
+			rep.Err = c.error(last, d, nil)
+		}
 	}
 	return resp
 }
@@ -346,37 +455,26 @@ func (c *call) deliver(resp *http.Response, cancelAttempt context.CancelFunc) *h
 // fail ends the call with a *rubicon.Error describing the last attempt.
 func (c *call) fail(last Attempt, d retry.Decision, cause error) error {
 	cancel(c.cancelCall)
-	outcome := outcomeOf(c.req.Method, c.mode, last.Phase, last.StatusCode, c.t.policy)
-	if c.mayHaveApplied {
-		outcome = rubicon.Unknown
+	e := c.error(last, d, cause)
+	if rep := reportOf(c.req.Context()); rep != nil {
+		*rep = Report{Outcome: e.Outcome, Attempts: e.Attempts, Err: e}
 	}
+	return e
+}
+
+func (c *call) error(last Attempt, d retry.Decision, cause error) *rubicon.Error {
 	return &rubicon.Error{
 		Method:       methodOrGet(c.req.Method),
 		URL:          rubicon.RedactURL(c.req.URL),
 		Phase:        last.Phase,
-		Outcome:      outcome,
-		Attempts:     last.Number,
+		Outcome:      c.outcome(last.Outcome),
+		Attempts:     c.attempts,
 		BytesWritten: last.BytesWritten,
 		StatusCode:   last.StatusCode,
 		RetryAfter:   d.RetryAfter,
 		Reason:       d.Reason.Explain(),
 		Err:          cause,
 	}
-}
-
-// outcomeOf says what a caller may assume about the effect of one failed
-// attempt that reached phase.
-func outcomeOf(method string, mode retry.Mode, phase rubicon.Phase, status int, p *retry.Policy) rubicon.Outcome {
-	switch {
-	case phase == rubicon.NotSent:
-		return rubicon.NotApplied
-	case mode != retry.NotSentOnly && retry.IsSafeMethod(method):
-		// A safe method has no effect to apply.
-		return rubicon.NotApplied
-	case phase == rubicon.Answered && (status == http.StatusRequestTimeout || p.NotProcessed(status)):
-		return rubicon.NotApplied
-	}
-	return rubicon.Unknown
 }
 
 func (t *Transport) notify(a Attempt) {

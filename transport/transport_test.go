@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon"
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )
@@ -254,27 +254,78 @@ func TestNotSentOnlyNeverRetriesASentGET(t *testing.T) {
 }
 
 // TestRetryAfterPastTheDeadlineFailsAtOnce: when the server asks for a wait
-// that does not fit in what is left, the call ends at once, carrying the
-// requested wait.
+// that does not fit in what is left, the call ends at once with the server's
+// answer, and the report carries the requested wait.
 func TestRetryAfterPastTheDeadlineFailsAtOnce(t *testing.T) {
 	for _, step := range []faultserver.Step{
 		faultserver.RetryAfter(503, 5*time.Second),
 		faultserver.RetryAfterDate(429, time.Now().Add(6*time.Second)),
 	} {
 		srv := startServer(t, step, faultserver.OK())
-		c := newClient(t, transport.Options{Policy: fastPolicy(t, func(c *retry.Config) { c.Deadline = 2 * time.Second })}, nil)
+		var rec recorder
+		c := newClient(t, transport.Options{Policy: fastPolicy(t, func(c *retry.Config) { c.Deadline = 2 * time.Second })}, &rec)
 		start := time.Now()
-		_, err := do(context.Background(), c, "GET", srv.URL(), 0)
+		var rep transport.Report
+		resp, err := do(transport.WithReport(context.Background(), &rep), c, "GET", srv.URL(), 0)
 		elapsed := time.Since(start)
-		var e *rubicon.Error
-		if !errors.As(err, &e) {
-			t.Fatalf("%s: want a *rubicon.Error, got %v", step, err)
+		if err != nil || resp.StatusCode != step.Status {
+			t.Fatalf("%s: %v, %v; want the server's answer returned", step, resp, err)
 		}
-		if e.RetryAfter < 4*time.Second || e.StatusCode != step.Status || e.Phase != rubicon.Answered || e.Attempts != 1 {
-			t.Fatalf("%s: error %+v; want the requested wait, the status, answered, 1 attempt", step, e)
+		e := rep.Err
+		if e == nil || e.RetryAfter < 4*time.Second || e.StatusCode != step.Status || e.Phase != rubicon.Answered || e.Attempts != 1 || rep.Attempts != 1 {
+			t.Fatalf("%s: report %+v, error %+v; want the requested wait, the status, answered, 1 attempt", step, rep, e)
+		}
+		if a := rec.all(); len(a) != 1 || a[0].Decision.Reason != retry.StopRetryAfterTooLong || a[0].Decision.RetryAfter < 4*time.Second {
+			t.Fatalf("%s: observed %+v; want one attempt stopped for the wait", step, a)
 		}
 		if elapsed >= 2*time.Second || srv.Effects() != 1 {
 			t.Fatalf("%s: returned after %s and %d effects; want before the deadline, without waiting", step, elapsed, srv.Effects())
+		}
+	}
+}
+
+// TestLongRetryAfterDoesNotChangeWhatTheAnswerProves: a 429 to an opted-in
+// POST is a refusal whether or not it asks for a wait the policy will not
+// take; the response comes back either way.
+func TestLongRetryAfterDoesNotChangeWhatTheAnswerProves(t *testing.T) {
+	for _, step := range []faultserver.Step{faultserver.RetryAfter(429, 120*time.Second), faultserver.Status(429)} {
+		srv := startServer(t, step, step, step, step)
+		c := newClient(t, transport.Options{Operations: []transport.Operation{{Pattern: "POST /v1/orders", Mode: retry.OptedIn}}}, nil)
+		var rep transport.Report
+		resp, err := do(transport.WithReport(context.Background(), &rep), c, "POST", srv.URL()+"/v1/orders", 10)
+		if err != nil || resp.StatusCode != 429 {
+			t.Fatalf("%s: %v, %v; want the 429 returned", step, resp, err)
+		}
+		if rep.Outcome != rubicon.NotApplied || rep.Err == nil || !rubicon.SafeToRetry(rep.Err) || rubicon.IsAmbiguous(rep.Err) {
+			t.Fatalf("%s: report %+v; want not applied, safe to retry", step, rep)
+		}
+		if step.Header != nil && (rep.Err.RetryAfter != 120*time.Second || srv.Effects() != 1) {
+			t.Fatalf("%s: %+v after %d requests; want the 120 s wait, without retrying", step, rep.Err, srv.Effects())
+		}
+	}
+}
+
+// TestReportFollowsTheRule: what the transport reports of a returned answer
+// is what retry.Outcome says of it, for every status class.
+func TestReportFollowsTheRule(t *testing.T) {
+	for _, status := range []int{200, 201, 204, 303, 304, 307, 400, 404, 408, 409, 429, 500, 501, 502, 503, 504} {
+		for _, method := range []string{"POST", "GET"} {
+			srv := startServer(t, faultserver.Status(status))
+			srv.SetDefault(faultserver.Status(status))
+			c := newClient(t, transport.Options{NoBudget: true}, nil)
+			c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+			var rep transport.Report
+			resp, err := do(transport.WithReport(context.Background(), &rep), c, method, srv.URL()+"/x", 0)
+			if err != nil || resp.StatusCode != status {
+				t.Fatalf("%s answered %d: %v, %v; want the response", method, status, resp, err)
+			}
+			want := retry.Outcome(retry.Result{Method: method, Phase: rubicon.Answered, Status: status})
+			if rep.Outcome != want || (rep.Err == nil) != (want == rubicon.Applied) {
+				t.Errorf("%s answered %d: report %+v, want outcome %s", method, status, rep, want)
+			}
+			if rep.Err != nil && (rep.Err.StatusCode != status || rep.Err.Attempts != rep.Attempts || rep.Err.Reason == "") {
+				t.Errorf("%s answered %d: error %+v does not describe the answer", method, status, rep.Err)
+			}
 		}
 	}
 }
@@ -427,6 +478,17 @@ func TestInvalidOperationsAreRejected(t *testing.T) {
 		{transport.Operation{Pattern: "POST /{rest...}", Mode: retry.OptedIn}, "whole client"},
 		{transport.Operation{Pattern: "POST /v1/{id", Mode: retry.OptedIn}, "POST /v1/{id"},
 		{transport.Operation{Pattern: "POST /v1/x", Mode: retry.Mode(9)}, "mode"},
+		// Subtrees only when written explicitly.
+		{transport.Operation{Pattern: "POST /v1/", Mode: retry.OptedIn}, `"POST /v1/{rest...}"`},
+		{transport.Operation{Pattern: "POST /v1/", Mode: retry.NotSentOnly}, `"POST /v1/{$}"`},
+		{transport.Operation{Pattern: "POST /{a}/{b...}", Mode: retry.OptedIn}, "whole client"},
+		{transport.Operation{Pattern: "POST /{a}/{b}", Mode: retry.OptedIn}, "whole client"},
+		// Patterns that could never match.
+		{transport.Operation{Pattern: "post /v1/x", Mode: retry.OptedIn}, `write "POST"`},
+		{transport.Operation{Pattern: "Delete /v1/x", Mode: retry.NotSentOnly}, `write "DELETE"`},
+		{transport.Operation{Pattern: "POST api.example.com:443/v1/x", Mode: retry.OptedIn}, "without its port"},
+		{transport.Operation{Pattern: "POST", Mode: retry.OptedIn}, "method"},
+		{transport.Operation{Pattern: "POST v1", Mode: retry.OptedIn}, "path"},
 	} {
 		_, err := transport.New(nil, transport.Options{Operations: []transport.Operation{tt.op}})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -468,5 +530,88 @@ func TestDeadlineDuringAnAttemptStopsWithoutWaiting(t *testing.T) {
 	attempts := rec.all()
 	if len(attempts) != 1 || attempts[0].Decision.Retry || attempts[0].Decision.Reason != retry.StopDeadline {
 		t.Fatalf("attempts %+v; want one, stopped for the deadline", attempts)
+	}
+}
+
+// TestAttemptsCountNetHTTPResends: when a reused connection breaks after
+// the request was written, net/http sends an opted-in request again by
+// itself; the server gets it twice, and the attempts say so.
+func TestAttemptsCountNetHTTPResends(t *testing.T) {
+	keepAlive := faultserver.OK()
+	keepAlive.KeepAlive = true
+	opts := func(maxAttempts int) transport.Options {
+		return transport.Options{
+			Policy:     fastPolicy(t, func(c *retry.Config) { c.MaxAttempts = maxAttempts }),
+			Operations: []transport.Operation{{Pattern: "POST /v1/orders", Mode: retry.OptedIn}},
+		}
+	}
+
+	// Resent by net/http, then answered.
+	srv := startServer(t, keepAlive, faultserver.Do(faultserver.CloseAfterRead), faultserver.OK())
+	var rec recorder
+	c := newClient(t, opts(4), &rec)
+	if _, err := do(context.Background(), c, "GET", srv.URL()+"/warm", 0); err != nil {
+		t.Fatal(err)
+	}
+	var rep transport.Report
+	resp, err := do(transport.WithReport(context.Background(), &rep), c, "POST", srv.URL()+"/v1/orders", 64)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST on a reused connection: %v, %v", resp, err)
+	}
+	posts := postsTo(srv, "/v1/orders")
+	if posts != 2 {
+		t.Fatalf("test setup: the server got the POST %d times, want 2 (one resent by net/http)", posts)
+	}
+	last := rec.all()[len(rec.all())-1]
+	if last.Number != posts || last.Resends != 1 || rep.Attempts != posts || rep.Outcome != rubicon.Applied {
+		t.Fatalf("observed attempt %d with %d resends, report %+v; want %d attempts, 1 resend, applied", last.Number, last.Resends, rep, posts)
+	}
+
+	// Resent by net/http, then no answer: the error counts both.
+	srv = startServer(t, keepAlive, faultserver.Do(faultserver.CloseAfterRead), faultserver.Do(faultserver.ResetAfterRead))
+	c = newClient(t, opts(2), nil)
+	if _, err := do(context.Background(), c, "GET", srv.URL()+"/warm", 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = do(context.Background(), c, "POST", srv.URL()+"/v1/orders", 64)
+	var e *rubicon.Error
+	if !errors.As(err, &e) || e.Attempts != postsTo(srv, "/v1/orders") || e.Attempts != 2 || e.Outcome != rubicon.Unknown {
+		t.Fatalf("POST resent by net/http, then reset: %v; want 2 attempts, as the server saw, outcome unknown", err)
+	}
+}
+
+func postsTo(srv *faultserver.Server, path string) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Method == "POST" && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPatternsMatchWhatTheySay: an explicit wildcard opts in a subtree; a
+// pattern without one opts in its own path alone.
+func TestPatternsMatchWhatTheySay(t *testing.T) {
+	ops := []transport.Operation{
+		{Pattern: "POST /v1/orders", Mode: retry.OptedIn},
+		{Pattern: "POST /v2/{rest...}", Mode: retry.OptedIn},
+		{Pattern: "POST /v3/{$}", Mode: retry.OptedIn},
+		{Pattern: "POST /{$}", Mode: retry.OptedIn},
+		{Pattern: "GET /{a}/{b...}", Mode: retry.NotSentOnly},
+	}
+	for path, want := range map[string]bool{
+		"/v1/orders": true, "/v1/orders/7": false, "/v1/ordersx": false,
+		"/v2/a": true, "/v2/a/b/c": true, "/v2": false,
+		"/v3/": true, "/v3/x": false,
+		"/": true, "/other": false,
+	} {
+		srv := startServer(t, faultserver.Do(faultserver.ResetAfterRead))
+		c := newClient(t, transport.Options{Operations: ops}, nil)
+		resp, err := do(context.Background(), c, "POST", srv.URL()+path, 10)
+		retried := err == nil && resp.StatusCode == 200
+		if retried != want || (want && srv.Effects() != 2) {
+			t.Errorf("POST %s after a reset: retried %v (%d requests), want opted in %v", path, retried, srv.Effects(), want)
+		}
 	}
 }

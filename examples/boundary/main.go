@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon"
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )
@@ -93,11 +92,9 @@ func play(sc scenario, policy *retry.Policy) (result, error) {
 	}
 	defer srv.Close()
 
-	attempts := 0
 	client, err := transport.NewClient(transport.Options{
 		Policy: policy,
 		Observe: func(a transport.Attempt) {
-			attempts++
 			if a.Err != nil && srv.Refusing() {
 				srv.Refused()
 			}
@@ -108,7 +105,9 @@ func play(sc scenario, policy *retry.Policy) (result, error) {
 	}
 	defer client.CloseIdleConnections()
 
-	ctx := context.Background()
+	// The report says what the call proves, answered or not.
+	var rep transport.Report
+	ctx := transport.WithReport(context.Background(), &rep)
 	if sc.optIn {
 		ctx = transport.WithMode(ctx, retry.OptedIn)
 	}
@@ -117,20 +116,21 @@ func play(sc scenario, policy *retry.Policy) (result, error) {
 		return result{}, err
 	}
 	resp, err := client.Do(req)
-	r := result{attempts: attempts, effects: srv.Effects(), err: err}
-	var e *rubicon.Error
-	switch {
-	case err == nil:
+	r := result{attempts: rep.Attempts, effects: srv.Effects(), err: err}
+	var what string
+	if err == nil {
 		resp.Body.Close()
-		r.result = fmt.Sprintf("answered %d", resp.StatusCode)
-	case errors.As(err, &e) && e.RetryAfter > 0:
-		r.result = fmt.Sprintf("stopped at once (%s): server asked to wait %s", e.Outcome, e.RetryAfter)
-	case errors.As(err, &e) && e.Outcome == rubicon.Unknown:
-		r.result = "ambiguous: may have been applied, not retried"
-	case errors.As(err, &e):
-		r.result = string(e.Outcome)
+		what = fmt.Sprintf("answered %d, ", resp.StatusCode)
+	}
+	switch e := rep.Err; {
+	case e == nil:
+		r.result = what + "applied"
+	case e.RetryAfter > 0:
+		r.result = fmt.Sprintf("%s%s: stopped at once, the server asked to wait %s", what, e.Outcome, e.RetryAfter)
+	case e.Outcome == rubicon.Unknown:
+		r.result = what + "ambiguous: may have been applied, not retried"
 	default:
-		r.result = err.Error()
+		r.result = what + string(e.Outcome)
 	}
 	return r, nil
 }

@@ -18,13 +18,13 @@ func TestRunPrintsTheTable(t *testing.T) {
 	}
 	lines := strings.Split(out.String(), "\n")
 	want := map[string][]string{
-		"refused twice":          {"3", "1", "answered 200"},
+		"refused twice":          {"3", "1", "answered 200, applied"},
 		"read, then connection":  {"1", "1", "ambiguous"},
 		"no answer past":         {"1", "1", "ambiguous"},
-		"503 Service":            {"1", "1", "answered 503"},
-		"reset, 503, then 200":   {"3", "3", "answered 200"},
-		"(opted in)":             {"2", "2", "answered 200"},
-		"429 Retry-After 60s, 1": {"1", "1", "stopped at once"},
+		"503 Service":            {"1", "1", "answered 503, ambiguous"},
+		"reset, 503, then 200":   {"3", "3", "answered 200, applied"},
+		"(opted in)":             {"2", "2", "answered 200, applied"},
+		"429 Retry-After 60s, 1": {"1", "1", "answered 429, not_applied: stopped at once"},
 	}
 	for name, cols := range want {
 		found := false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -122,12 +123,17 @@ func (a *AssemblyAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error
 		return Transcript{}, fmt.Errorf("assemblyai: the transcript job was accepted without a readable id")
 	}
 	if err := c.note(journal.Evidence{evAssemblyJob: job.ID}); err != nil {
-		return Transcript{}, fmt.Errorf("recording job %s: %w", job.ID, err)
+		return Transcript{}, &AcceptedError{Provider: a.Name(), ID: job.ID, Err: fmt.Errorf("recording the job: %w", err)}
 	}
 
 	// 3. Poll. Any failure from here leaves a job that exists: ambiguous,
 	// and the look-up finds it by its id.
-	return a.poll(ctx, job.ID)
+	t, err := a.poll(ctx, job.ID)
+	var je *JobError
+	if err != nil && !errors.As(err, &je) {
+		err = &AcceptedError{Provider: a.Name(), ID: job.ID, Err: err}
+	}
+	return t, err
 }
 
 func (a *AssemblyAI) poll(ctx context.Context, id string) (Transcript, error) {

@@ -123,7 +123,7 @@ func call(client *http.Client, req *http.Request, name, idHeader string) ([]byte
 		return nil, reqID, fmt.Errorf("%s: reading the answer (request %s): %w", name, reqID, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		he := &HTTPError{Provider: name, Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
+		he := &HTTPError{Provider: name, Method: req.Method, Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
 		if d, ok := retry.ParseRetryAfter(resp.Header, time.Now()); ok {
 			he.RetryAfter = d
 		}

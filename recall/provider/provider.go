@@ -11,6 +11,7 @@ import (
 
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/retry"
 )
 
 // Chunk is one piece of audio to transcribe.
@@ -79,7 +80,9 @@ func (e *JobError) Error() string {
 
 // HTTPError is an answer other than success.
 type HTTPError struct {
-	Provider  string
+	Provider string
+	// Method is the method of the request that got the answer.
+	Method    string
 	Status    int
 	Message   string
 	RequestID string
@@ -99,6 +102,23 @@ func (e *HTTPError) Error() string {
 	return msg
 }
 
+// AcceptedError is a failure after the provider accepted the paid
+// request (it answered with a job id, say) and before its result came
+// back: the request was applied, or may still be, so the outcome is
+// unknown until the job is looked up.
+type AcceptedError struct {
+	Provider, ID string
+	Err          error
+}
+
+// Error names the provider, the job and the failure.
+func (e *AcceptedError) Error() string {
+	return fmt.Sprintf("%s accepted job %s, then: %v", e.Provider, e.ID, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *AcceptedError) Unwrap() error { return e.Err }
+
 // LocalError is a failure before any request was sent: reading the chunk,
 // building the request. It is safe to retry.
 type LocalError struct{ Err error }
@@ -109,15 +129,23 @@ func (e *LocalError) Error() string { return e.Err.Error() }
 // Unwrap returns the cause.
 func (e *LocalError) Unwrap() error { return e.Err }
 
-// Report classifies the outcome of a Transcribe call for the journal:
+// Report classifies the outcome of a Transcribe call for the journal, by
+// rubicon's rule for what an answer proves ([retry.Outcome]), the paid
+// request being one that costs money whatever its method:
 //   - success: applied;
 //   - a failure before the boundary (a LocalError, or proven by the
 //     transport): failed_safe;
-//   - a 4xx answer, 429 included: the provider refused the request and
-//     charged nothing, so not_applied;
-//   - a 5xx answer, or no answer: the request may have been processed and
-//     charged, so ambiguous.
+//   - a job that the provider reports failed: not_applied (providers do not
+//     charge for those);
+//   - an answer that refused the request (4xx, 429 included, 307, 308):
+//     not_applied;
+//   - an answer that may have been processed (5xx, 301, 302), one that was
+//     processed without a transcript coming back (303), a failure after the
+//     provider accepted the job, or no answer: ambiguous.
 func Report(worker string, err error) journal.Report {
+	if err == nil {
+		return journal.Report{Worker: worker, To: journal.Applied}
+	}
 	var le *LocalError
 	if errors.As(err, &le) {
 		return journal.Report{Worker: worker, To: journal.FailedSafe, Phase: rubicon.NotSent, Detail: le.Error()}
@@ -127,6 +155,13 @@ func Report(worker string, err error) journal.Report {
 		return journal.Report{Worker: worker, To: journal.NotApplied, Phase: rubicon.Answered, Detail: je.Error(),
 			Evidence: journal.Evidence{"provider_job_id": je.ID}}
 	}
+	var ae *AcceptedError
+	if errors.As(err, &ae) {
+		// Whatever failed next, a later request's answer says nothing of
+		// the paid one, which was accepted.
+		return journal.Report{Worker: worker, To: journal.Ambiguous, Phase: rubicon.Answered, Detail: ae.Error(),
+			Evidence: journal.Evidence{"provider_job_id": ae.ID}}
+	}
 	var he *HTTPError
 	if errors.As(err, &he) {
 		r := journal.Report{Worker: worker, Phase: rubicon.Answered, Detail: he.Error(),
@@ -134,12 +169,14 @@ func Report(worker string, err error) journal.Report {
 		if he.RequestID != "" {
 			r.Evidence["provider_request_id"] = he.RequestID
 		}
-		if he.Status >= 400 && he.Status < 500 {
-			r.To = journal.NotApplied
-		} else {
+		outcome := retry.Outcome(retry.Result{Method: he.Method, Mode: retry.NotSentOnly, Phase: rubicon.Answered, Status: he.Status})
+		r.To = journal.StateOf(outcome)
+		if r.To == journal.Applied {
+			// Processed, but the transcript did not come back with it.
 			r.To = journal.Ambiguous
+			r.Detail += ": the request was processed, but no transcript came back"
 		}
 		return r
 	}
-	return journal.ReportFor(worker, err)
+	return journal.ReportCall(worker, nil, err)
 }

@@ -22,7 +22,13 @@ func TestReportClassifiesOutcomes(t *testing.T) {
 		{&HTTPError{Provider: "p", Status: 429}, journal.NotApplied},
 		{&HTTPError{Provider: "p", Status: 500}, journal.Ambiguous},
 		{&HTTPError{Provider: "p", Status: 503}, journal.Ambiguous},
+		{&HTTPError{Provider: "p", Method: "POST", Status: 307}, journal.NotApplied},
+		{&HTTPError{Provider: "p", Method: "POST", Status: 301}, journal.Ambiguous},
+		// Processed, yet no transcript: the money is spent, the result lost.
+		{&HTTPError{Provider: "p", Method: "POST", Status: 303}, journal.Ambiguous},
 		{&JobError{Provider: "p", ID: "j"}, journal.NotApplied},
+		// A poll's refusal says nothing of the accepted job.
+		{&AcceptedError{Provider: "p", ID: "j", Err: &HTTPError{Provider: "p", Method: "GET", Status: 404}}, journal.Ambiguous},
 		{errors.New("reading the answer: connection reset"), journal.Ambiguous},
 	} {
 		if got := Report("w", tt.err).To; got != tt.want {

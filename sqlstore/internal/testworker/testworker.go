@@ -88,7 +88,7 @@ func worker() error {
 				resp.Body.Close()
 			}
 			step()
-			rep := journal.ReportFor(name, callErr)
+			rep := journal.ReportCall(name, resp, callErr)
 			err = db.Update(ctx, func(tx *sqlstore.Tx) error {
 				if _, err := j.RecordTx(ctx, tx, op.Key, rep); err != nil {
 					return err

@@ -1,0 +1,159 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+)
+
+// ledgerCases are the ledger's cases, and those of a hold and a transition
+// in one transaction.
+func ledgerCases() []testCase {
+	return []testCase{
+		{name: "LedgerHolds", run: func(t *testing.T, h Harness) {
+			e := open(t, h)
+			if _, err := e.l.Open(e.ctx, "batch-1", "micro-USD", 1_000_000); err != nil {
+				t.Fatal(err)
+			}
+			hold, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 600_000, Operation: "op-1"})
+			if err != nil || hold.State != ledger.Held {
+				t.Fatalf("hold: %+v, %v", hold, err)
+			}
+			again, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 600_000})
+			if err != nil || again.ID != "h1" {
+				t.Fatalf("holding the same id again: %v", err)
+			}
+			if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h1", Account: "batch-1", Amount: 1}); !errors.Is(err, ledger.ErrHoldConflict) {
+				t.Fatalf("reusing a hold id for another amount: %v", err)
+			}
+			_, err = e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h2", Account: "batch-1", Amount: 500_000})
+			var ie *ledger.InsufficientError
+			if !errors.As(err, &ie) || ie.Available != 400_000 {
+				t.Fatalf("a hold past the limit: %v, want refused with 400000 available", err)
+			}
+			if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h3", Account: "nope", Amount: 1}); !errors.Is(err, ledger.ErrNoAccount) {
+				t.Fatalf("a hold on an unknown account: %v", err)
+			}
+			if _, err := e.l.Hold(e.ctx, ledger.HoldRequest{ID: "h4", Account: "batch-1", Amount: 400_000}); err != nil {
+				t.Fatalf("a hold that fits exactly: %v", err)
+			}
+			if _, err := e.l.Settle(e.ctx, "h1", 650_000); err != nil { // actual above the estimate
+				t.Fatal(err)
+			}
+			if _, err := e.l.Settle(e.ctx, "h1", 650_000); err != nil {
+				t.Fatalf("settling again with the same amount: %v", err)
+			}
+			if _, err := e.l.Settle(e.ctx, "h1", 1); !errors.Is(err, ledger.ErrHoldClosed) {
+				t.Fatalf("settling again with another amount: %v", err)
+			}
+			if _, err := e.l.Void(e.ctx, "h4"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.l.Settle(e.ctx, "h4", 5); !errors.Is(err, ledger.ErrHoldClosed) {
+				t.Fatalf("settling a voided hold: %v", err)
+			}
+			if _, err := e.l.Void(e.ctx, "missing"); !errors.Is(err, ledger.ErrNoHold) {
+				t.Fatalf("voiding an unknown hold: %v", err)
+			}
+			acct, err := e.l.Account(e.ctx, "batch-1")
+			if err != nil || acct.Held != 0 || acct.Spent != 650_000 || acct.Available() != 350_000 {
+				t.Fatalf("account: %+v, %v", acct, err)
+			}
+			if bad, err := e.l.Verify(e.ctx); err != nil || len(bad) != 0 {
+				t.Fatalf("verify: %+v, %v", bad, err)
+			}
+		}},
+		{name: "HoldAndSendCommitTogether", needs: needsUpdate, run: func(t *testing.T, h Harness) {
+			e := open(t, h)
+			e.l.Open(e.ctx, "acct", "micro-USD", 100)
+			e.insert(t, "op")
+			e.claim(t, "op", "w1")
+
+			// A send that fails (wrong worker) takes the hold with it.
+			err := e.update(func(tx Tx) error {
+				if _, err := e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: "op", Account: "acct", Amount: 60, Operation: "op"}); err != nil {
+					return err
+				}
+				_, err := e.j.SendTx(e.ctx, tx, "op", "intruder")
+				return err
+			})
+			if !errors.Is(err, journal.ErrLeaseLost) {
+				t.Fatalf("send by the wrong worker: %v", err)
+			}
+			if acct, _ := e.l.Account(e.ctx, "acct"); acct.Held != 0 {
+				t.Fatalf("the hold survived the rolled-back send: %+v", acct)
+			}
+
+			err = e.update(func(tx Tx) error {
+				if _, err := e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: "op", Account: "acct", Amount: 60, Operation: "op"}); err != nil {
+					return err
+				}
+				_, err := e.j.SendTx(e.ctx, tx, "op", "w1")
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			op, _ := e.j.Get(e.ctx, "op")
+			acct, _ := e.l.Account(e.ctx, "acct")
+			if op.State != journal.Sending || acct.Held != 60 {
+				t.Fatalf("after the joint commit: %s, held %d", op.State, acct.Held)
+			}
+			// Outcome and settlement, together too.
+			err = e.update(func(tx Tx) error {
+				if _, err := e.j.RecordTx(e.ctx, tx, "op", journal.Report{Worker: "w1", To: journal.Applied}); err != nil {
+					return err
+				}
+				_, err := e.l.SettleTx(e.ctx, tx, "op", 55)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acct, _ = e.l.Account(e.ctx, "acct")
+			if acct.Held != 0 || acct.Spent != 55 {
+				t.Fatalf("after settling: %+v", acct)
+			}
+		}},
+		{name: "ConcurrentHoldsNeverExceedTheLimit", run: func(t *testing.T, h Harness) {
+			e := open(t, h)
+			e.l.Open(e.ctx, "shared", "micro-USD", 1_000)
+			const goroutines, each = 16, 20
+			errs := make(chan error, goroutines*each)
+			granted := make(chan struct{}, goroutines*each)
+			done := make(chan struct{})
+			for g := range goroutines {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					for i := range each {
+						_, err := e.l.Hold(context.Background(), ledger.HoldRequest{ID: fmt.Sprintf("g%d-%d", g, i), Account: "shared", Amount: 7})
+						switch {
+						case err == nil:
+							granted <- struct{}{}
+						case !errors.Is(err, ledger.ErrInsufficientFunds):
+							errs <- err
+						}
+					}
+				}()
+			}
+			for range goroutines {
+				<-done
+			}
+			close(errs)
+			for err := range errs {
+				t.Fatalf("hold failed other than for the budget: %v", err)
+			}
+			acct, _ := e.l.Account(e.ctx, "shared")
+			if n := len(granted); n != 1000/7 || acct.Held != ledger.Amount(7*n) || acct.Held > acct.Limit {
+				t.Fatalf("%d holds granted, %d held of %d: want %d holds, never past the limit", n, acct.Held, acct.Limit, 1000/7)
+			}
+			if bad, err := e.l.Verify(e.ctx); err != nil || len(bad) != 0 {
+				t.Fatalf("verify: %+v, %v", bad, err)
+			}
+		}},
+	}
+}
