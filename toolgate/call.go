@@ -296,7 +296,7 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	}
 	key = id.subject + "/" + strings.ToLower(rand.Text()[:10])
 	ev := journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "resource": id.resource, "call": id.call,
-		"upstream": rubicon.RedactURL(c.base), "arguments": snippet(c.redact.string(string(args)))}
+		"upstream": rubicon.RedactURL(c.base), "arguments": storable(snippet(c.redact.string(string(args))))}
 	if t.Confirm {
 		ev["confirmed"] = "a person accepted it through the client"
 	}
@@ -382,11 +382,10 @@ func (c *Caller) read(resp *http.Response) ending {
 
 // outcome decides what the ending e of a call of t proves: the state the
 // journal records, from which the agent is told. It is toolgate's one
-// decision of a call's outcome, and follows ARCHITECTURE.md's rule of
-// what an answer proves, with a journaled tool judged as a write and any
-// other as a read, for which every ending but a success applied nothing.
+// decision of a call's outcome: an answer is judged by rubicon's one rule
+// (retry.Outcome), a journaled tool as a write and any other as a read,
+// for which every ending but a success applied nothing.
 func outcome(t *Tool, e ending) journal.State {
-	s := e.status
 	switch {
 	case e.err != nil && rubicon.IsAmbiguous(e.err):
 		return journal.Ambiguous
@@ -394,20 +393,17 @@ func outcome(t *Tool, e ending) journal.State {
 		return journal.FailedSafe
 	case e.err != nil:
 		return journal.Ambiguous // nothing shows where it failed
-	case e.broken && s/100 == 2:
-		return journal.Ambiguous
-	case s/100 == 2:
-		return journal.Applied
-	case !t.Journaled():
-		return journal.NotApplied
-	case s == http.StatusSeeOther:
-		return journal.Applied // processed; the answer points at the result
-	case s == http.StatusTemporaryRedirect || s == http.StatusPermanentRedirect:
-		return journal.NotApplied // the same request is asked for elsewhere
-	case s >= 400 && s < 500:
-		return journal.NotApplied // refused, 408 and 429 included
+	case e.broken && e.status/100 == 2:
+		return journal.Ambiguous // the answer broke off: applied, or not, unknown
 	}
-	return journal.Ambiguous
+	r := retry.Result{Method: t.Method, Mode: t.Retry, Phase: rubicon.Answered, Status: e.status}
+	switch {
+	case !t.Journaled():
+		r.Method, r.Mode = http.MethodGet, retry.ByMethod // a read: it has no effect to apply
+	case retry.IsSafeMethod(t.Method):
+		r.Mode = retry.NotSentOnly // a GET that is more than a read is judged as a write
+	}
+	return journal.StateOf(retry.Outcome(r))
 }
 
 // tell is the result that tells the agent what the ending e of a call of
@@ -560,6 +556,12 @@ func reason(err error) string {
 		return e.Err.Error()
 	}
 	return err.Error()
+}
+
+// storable is s as the journal stores text: valid UTF-8 without NUL, which
+// an agent's arguments need not be.
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 func snippet(s string) string {

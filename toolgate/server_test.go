@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rubicon-go/rubicon/internal/faultserver"
+	"github.com/rubicon-go/rubicon/faultserver"
 	"github.com/rubicon-go/rubicon/internal/shopapi"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/retry"
@@ -342,6 +342,34 @@ func TestAppliedWriteIsNeverReportedAsAFailure(t *testing.T) {
 			ops, _ := j.List(context.Background(), journal.Filter{Kind: "toolgate", States: []journal.State{journal.Applied}})
 			if len(ops) != 1 {
 				t.Fatalf("journal: %d applied calls, want 1", len(ops))
+			}
+		})
+	}
+}
+
+// TestRefusalWithALongWaitIsARefusal: a 429 that asks for a wait longer
+// than the call's deadline is still a refusal, whether or not the tool is
+// opted in to retries, never an unknown outcome: an answer came back, and
+// Retry-After changes when a retry may happen, not what the answer proved.
+func TestRefusalWithALongWaitIsARefusal(t *testing.T) {
+	for name, cfg := range map[string]string{"by method": "", "opted in": "tools:\n  createOrder:\n    retry: opted_in\n"} {
+		t.Run(name, func(t *testing.T) {
+			srv, err := faultserver.Start(faultserver.RetryAfter(http.StatusTooManyRequests, 120*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			cs, j := session(t, srv.URL(), cfg)
+			res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}})
+			if res == nil || !res.IsError || !strings.Contains(text, "refused") || strings.Contains(text, "OUTCOME UNKNOWN") {
+				t.Fatalf("a 429 with Retry-After: 120: %s", text)
+			}
+			if srv.Effects() != 1 {
+				t.Fatalf("%d requests, want 1", srv.Effects())
+			}
+			ops, _ := j.List(context.Background(), journal.Filter{Kind: "toolgate"})
+			if len(ops) != 1 || ops[0].State != journal.NotApplied {
+				t.Fatalf("journal: %+v, want one not_applied call", ops)
 			}
 		})
 	}
