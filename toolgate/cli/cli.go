@@ -196,7 +196,22 @@ func inspect(_ context.Context, args []string, env Env) int {
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
 	}
+	printNotes(env.Stdout, sum.Notes)
 	return ExitOK
+}
+
+// maxNotes is how many notes inspect's table shows; --json gives them all.
+const maxNotes = 20
+
+// printNotes prints what loading changed in the document's schemas.
+func printNotes(w io.Writer, notes []string) {
+	for i, n := range notes {
+		if i == maxNotes {
+			fmt.Fprintf(w, "note: %d more changes to the document's schemas (--json lists them all)\n", len(notes)-maxNotes)
+			break
+		}
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 }
 
 func classCounts(m map[string]int) string {
