@@ -22,6 +22,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitInterrupted is for a command stopped by a signal (SIGINT or
+	// SIGTERM) before it could do its work: 128 + SIGINT, as shells say.
+	ExitInterrupted = 130
 )
 
 // Env is what a command sees of the world.
@@ -52,7 +55,7 @@ SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
 The journal of calls that change state is a SQLite file in the user's data
 directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.
 
-exit codes: 0 done, 1 failure, 2 usage
+exit codes: 0 done, 1 failure, 2 usage, 130 interrupted
 `
 
 // Main runs toolgate with args (without the program name).
@@ -134,11 +137,26 @@ func (c *command) usageError(format string, args ...any) int {
 // fail reports a failure of the command.
 func (c *command) fail(err error) int {
 	fmt.Fprintf(c.env.Stderr, "toolgate %s: %v\n", c.Name(), err)
+	if errors.As(err, new(*interruptedError)) {
+		return ExitInterrupted
+	}
 	return ExitFailure
 }
 
+// interruptedError is a load that a signal stopped.
+type interruptedError struct {
+	path  string
+	cause error
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted while loading %s (%v)", e.path, e.cause)
+}
+
 // load reads the document and the configuration and builds the catalog.
-func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error) {
+// When ctx is done (SIGINT or SIGTERM) it returns at once, whatever it
+// was doing: a large document takes a while to load.
+func load(ctx context.Context, specPath, configPath string) (*toolgate.Catalog, *config.Config, error) {
 	cfg := config.Default()
 	if configPath != "" {
 		var err error
@@ -146,15 +164,32 @@ func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error
 			return nil, nil, err
 		}
 	}
-	doc, err := spec.Load(specPath)
-	if err != nil {
-		return nil, nil, err
+	type result struct {
+		cat *toolgate.Catalog
+		err error
 	}
-	cat, err := toolgate.Build(doc, cfg)
-	return cat, cfg, err
+	done := make(chan result, 1)
+	go func() {
+		doc, err := spec.LoadContext(ctx, specPath)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		cat, err := toolgate.Build(doc, cfg)
+		done <- result{cat, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() != nil {
+			return nil, nil, &interruptedError{specPath, context.Cause(ctx)}
+		}
+		return r.cat, cfg, r.err
+	case <-ctx.Done():
+		return nil, nil, &interruptedError{specPath, context.Cause(ctx)}
+	}
 }
 
-func inspect(_ context.Context, args []string, env Env) int {
+func inspect(ctx context.Context, args []string, env Env) int {
 	cmd := newCommand("inspect", "toolgate inspect SPEC [--config FILE] [--json]", env)
 	configPath := cmd.String("config", "", "the YAML configuration")
 	asJSON := cmd.Bool("json", false, "print machine-readable JSON")
@@ -162,7 +197,7 @@ func inspect(_ context.Context, args []string, env Env) int {
 	if !ok {
 		return code
 	}
-	cat, _, err := load(pos[0], *configPath)
+	cat, _, err := load(ctx, pos[0], *configPath)
 	if err != nil {
 		return cmd.fail(err)
 	}

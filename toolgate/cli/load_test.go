@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,5 +43,21 @@ components:
 	var got struct{ Summary struct{ Notes []string } }
 	if err := json.Unmarshal([]byte(out), &got); code != cli.ExitOK || err != nil || len(got.Summary.Notes) != 1 {
 		t.Errorf("exit %d, %v: %s", code, err, out)
+	}
+}
+
+// A command interrupted while it loads the document stops, says so, and
+// exits with ExitInterrupted.
+func TestInterruptedWhileLoading(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupt signal received"))
+	const shop = "../../examples/shop/openapi.yaml"
+	for _, args := range [][]string{{"inspect", shop}, {"serve", shop, "--stdio", "--upstream", "http://127.0.0.1:1"}} {
+		var out, errOut bytes.Buffer
+		code := cli.Main(ctx, args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		want := "toolgate " + args[0] + ": interrupted while loading " + shop + " (interrupt signal received)\n"
+		if code != cli.ExitInterrupted || errOut.String() != want || out.Len() > 0 {
+			t.Errorf("%s: exit %d, %q, %q; want %d, %q", args[0], code, errOut.String(), out.String(), cli.ExitInterrupted, want)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func serve(ctx context.Context, args []string, env Env) int {
 	if *stdio == (*httpAddr != "") {
 		return cmd.usageError("give either --stdio or --http ADDR")
 	}
-	cat, cfg, err := load(pos[0], *configPath)
+	cat, cfg, err := load(ctx, pos[0], *configPath)
 	if err != nil {
 		return cmd.fail(err)
 	}

@@ -6,14 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
-	"strconv"
 	"time"
-
-	json "github.com/segmentio/encoding/json"
-	"go.yaml.in/yaml/v3"
 )
 
 // Limits on a document, which is untrusted input. Both are far above what
@@ -77,9 +72,9 @@ func readLimited(ctx context.Context, path string) ([]byte, error) {
 
 func tooBig(size int64) error {
 	if size < 0 {
-		return fmt.Errorf("spec: the document is larger than %d MiB, the most toolgate reads", MaxDocumentBytes>>20)
+		return fmt.Errorf("spec: the document is larger than the %d MiB toolgate reads", MaxDocumentBytes>>20)
 	}
-	return fmt.Errorf("spec: the document is %.1f MiB; toolgate reads at most %d MiB", float64(size)/(1<<20), MaxDocumentBytes>>20)
+	return fmt.Errorf("spec: the document is %d bytes, more than the %d MiB toolgate reads", size, MaxDocumentBytes>>20)
 }
 
 // checkNesting scans JSON for objects and arrays nested deeper than
@@ -132,137 +127,6 @@ func stringEnd(data []byte, i int) int {
 
 func nestingError(depth, line, col int) error {
 	return fmt.Errorf("spec: the document nests %d levels deep at line %d, column %d; toolgate reads at most %d", depth, line, col, MaxNesting)
-}
-
-// yamlToJSON converts a YAML document to JSON, once its nesting and what
-// its aliases expand to are known to be within the limits.
-func yamlToJSON(data []byte) ([]byte, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("spec: neither JSON nor YAML: %v", err)
-	}
-	if err := checkYAML(&root); err != nil {
-		return nil, err
-	}
-	var v any
-	if err := root.Decode(&v); err != nil {
-		return nil, fmt.Errorf("spec: neither JSON nor YAML: %v", err)
-	}
-	return json.Marshal(jsonCompatible(v))
-}
-
-// yamlExtent is what a YAML node expands to, its aliases followed: how
-// deep it nests and about how many bytes of JSON it makes.
-type yamlExtent struct {
-	height int
-	bytes  int64
-}
-
-// checkYAML refuses a YAML document that nests deeper than MaxNesting or
-// whose aliases expand it past MaxDocumentBytes of JSON ("billion
-// laughs"). Every node is measured once, aliases included, without
-// recursion: a chain of aliases can be as long as the document.
-func checkYAML(root *yaml.Node) error {
-	ext := map[*yaml.Node]yamlExtent{}
-	started := map[*yaml.Node]bool{}
-	type frame struct {
-		n    *yaml.Node
-		done bool
-	}
-	kids := func(n *yaml.Node) []*yaml.Node {
-		if n.Kind == yaml.AliasNode && n.Alias != nil {
-			return []*yaml.Node{n.Alias}
-		}
-		return n.Content
-	}
-	stack := []frame{{n: root}}
-	for len(stack) > 0 {
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !f.done {
-			// A node already measured, or one its own alias names (the
-			// decoder refuses those), is not measured again.
-			if _, ok := ext[f.n]; ok || started[f.n] {
-				continue
-			}
-			started[f.n] = true
-			stack = append(stack, frame{n: f.n, done: true})
-			for _, k := range kids(f.n) {
-				stack = append(stack, frame{n: k})
-			}
-			continue
-		}
-		var e yamlExtent
-		for _, k := range kids(f.n) {
-			ke := ext[k]
-			e.height = max(e.height, ke.height)
-			e.bytes = min(e.bytes+ke.bytes+1, MaxDocumentBytes+1)
-		}
-		switch f.n.Kind {
-		case yaml.MappingNode, yaml.SequenceNode:
-			e.height++
-			e.bytes = min(e.bytes+2, MaxDocumentBytes+1)
-		case yaml.ScalarNode:
-			e.bytes = int64(len(f.n.Value)) + 2
-		}
-		ext[f.n] = e
-	}
-	top := ext[root]
-	if top.height > MaxNesting {
-		// Follow the deepest branch to where it passes the limit.
-		n, depth := root, 0
-		for depth <= MaxNesting {
-			if n.Kind == yaml.AliasNode && n.Alias != nil {
-				n = n.Alias
-				continue
-			}
-			if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-				depth++
-			}
-			var next *yaml.Node
-			for _, k := range n.Content {
-				if next == nil || ext[k].height > ext[next].height {
-					next = k
-				}
-			}
-			if next == nil || depth > MaxNesting {
-				break
-			}
-			n = next
-		}
-		return nestingError(top.height, n.Line, n.Column)
-	}
-	if top.bytes > MaxDocumentBytes {
-		return fmt.Errorf("spec: the YAML document's aliases expand it to more than %d MiB; toolgate reads at most %d MiB", MaxDocumentBytes>>20, MaxDocumentBytes>>20)
-	}
-	return nil
-}
-
-// jsonCompatible turns YAML's map[string]any trees, and any map with
-// non-string keys, into what encoding/json accepts; an infinite or NaN
-// number, which JSON cannot hold, becomes a string.
-func jsonCompatible(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = jsonCompatible(e)
-		}
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonCompatible(e)
-		}
-		return m
-	case []any:
-		for i, e := range x {
-			x[i] = jsonCompatible(e)
-		}
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return strconv.FormatFloat(x, 'g', -1, 64)
-		}
-	}
-	return v
 }
 
 var errEmpty = errors.New("spec: the document is empty")

@@ -364,3 +364,18 @@ func TestWebhooksOnlyDocumentSaysSo(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A value of the wrong kind is reported in JSON's words, where it is:
+// line and column in JSON, the field in YAML (whose lines are gone once
+// it is converted).
+func TestWrongKindsSayWhatWasExpected(t *testing.T) {
+	for doc, want := range map[string]string{
+		"{\"openapi\": \"3.0.0\",\n \"paths\": {\"/a\": []}}":     "spec: at line 2, column 18 (paths): an array where an object was expected",
+		"openapi: 3.0.0\npaths:\n  - /a\n":                        "spec: paths: an array where an object was expected",
+		`{"openapi": "3.0.0", "info": {"title": 5}, "paths": {}}`: "spec: at line 1, column 40 (info.title): a number where a string was expected",
+	} {
+		if _, err := spec.Parse([]byte(doc)); err == nil || err.Error() != want {
+			t.Errorf("%q:\n got %v\nwant %s", doc, err, want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -195,7 +196,8 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 	if len(data) == 0 {
 		return nil, errEmpty
 	}
-	if data[0] != '{' {
+	fromYAML := data[0] != '{'
+	if fromYAML {
 		if data, err = yamlToJSON(data); err != nil {
 			return nil, err
 		}
@@ -214,7 +216,7 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 		} else if serr := stdjson.Unmarshal(data, &rawDocument{}); serr != nil {
 			err = serr
 		}
-		return nil, jsonError(data, err)
+		return nil, jsonError(data, err, fromYAML)
 	}
 	d.rawBytes = data
 	switch {
@@ -594,8 +596,9 @@ func (d *Document) output(responses map[string]json.RawMessage, where string) (j
 	return nil, nil
 }
 
-// jsonError turns a decoding error into one that says where.
-func jsonError(data []byte, err error) error {
+// jsonError turns a decoding error into one that says where: the line
+// and column in a JSON document, the field in one converted from YAML.
+func jsonError(data []byte, err error, fromYAML bool) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -603,10 +606,35 @@ func jsonError(data []byte, err error) error {
 		line, col := position(data, se.Offset)
 		return fmt.Errorf("spec: malformed JSON at line %d, column %d: %v", line, col, se)
 	case errors.As(err, &te):
+		what := fmt.Sprintf("%s where %s was expected", jsonValue[te.Value], jsonKind(te.Type))
+		if fromYAML {
+			return fmt.Errorf("spec: %s: %s", te.Field, what)
+		}
 		line, col := position(data, te.Offset)
-		return fmt.Errorf("spec: at line %d, column %d (field %s): a %s where %s was expected", line, col, te.Field, te.Value, te.Type)
+		return fmt.Errorf("spec: at line %d, column %d (%s): %s", line, col, te.Field, what)
 	}
 	return fmt.Errorf("spec: %v", err)
+}
+
+// jsonValue names the kinds of JSON value a decoding error reports.
+var jsonValue = map[string]string{"object": "an object", "array": "an array", "string": "a string",
+	"number": "a number", "bool": "a boolean", "null": "null"}
+
+// jsonKind says what kind of JSON value decodes into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Interface:
+		return "a value"
+	}
+	return "a number"
 }
 
 func position(data []byte, offset int64) (line, col int) {
