@@ -16,7 +16,7 @@ const (
 	// RefChain chains components, each referring to the next.
 	RefChain = "ref-chain"
 	// DeepRefs refers, from many components, to every level of schemas
-	// nested through properties, by JSON pointers 60 steps long at most.
+	// nested through properties, by JSON pointers 61 tokens long at most.
 	DeepRefs = "deep-refs"
 )
 
@@ -73,7 +73,7 @@ func Nested(shape string, size, depth int) []byte {
 		}
 		component(fmt.Sprintf("A%d", k), `{"type":"string"}`)
 	case DeepRefs:
-		const steps = 60
+		const steps = 30
 		nest := strings.Repeat(`{"type":"object","properties":{"p":`, steps) + `{"type":"string"}` + strings.Repeat(`}}`, steps)
 		for g := 0; g == 0 || schemas.Len() < size; g++ {
 			base := fmt.Sprintf("D%d", g)

@@ -194,16 +194,21 @@ type pendingRef struct {
 	where string
 }
 
-// schemaRef returns the schema the local reference ref names.
+// schemaRef returns the schema the local reference ref names. A
+// reference into a component schema ("#/components/schemas/A/properties/
+// b") finds its part of the component converted: parts are not converted
+// twice however many references name them.
 func (d *Document) schemaRef(ref, at, where string) (*schema, error) {
 	if s, ok := d.targets[ref]; ok {
 		return s, nil
 	}
-	raw, err := d.resolve(ref, at)
-	if err != nil {
-		return nil, err
+	s, err := d.schemaPart(ref, at, where)
+	if s == nil && err == nil {
+		var raw json.RawMessage
+		if raw, err = d.resolve(ref, at); err == nil {
+			s, err = d.schemaOf(raw, ref, where)
+		}
 	}
-	s, err := d.schemaOf(raw, ref, where)
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +217,74 @@ func (d *Document) schemaRef(ref, at, where string) (*schema, error) {
 	}
 	d.targets[ref] = s
 	return s, nil
+}
+
+// schemaPart returns the part of a component schema that ref names, or
+// nil if ref does not name one through converted keywords.
+func (d *Document) schemaPart(ref, at, where string) (*schema, error) {
+	tokens, err := pointer(ref, at)
+	if err != nil {
+		return nil, err
+	}
+	var base json.RawMessage
+	n := 0
+	switch {
+	case len(tokens) > 3 && tokens[0] == "components" && tokens[1] == "schemas":
+		base, n = d.raw.Components.Schemas[tokens[2]], 3
+	case len(tokens) > 2 && tokens[0] == "definitions":
+		base, n = d.raw.Definitions[tokens[1]], 2
+	}
+	if base == nil {
+		return nil, nil
+	}
+	s, err := d.schemaOf(base, "#/"+strings.Join(escapeTokens(tokens[:n]), "/"), where)
+	if err != nil {
+		return nil, err
+	}
+	return s.walk(tokens[n:]), nil
+}
+
+// walk follows JSON pointer tokens through the schema's converted
+// keywords; nil if they lead elsewhere.
+func (s *schema) walk(tokens []string) *schema {
+	for len(tokens) > 0 {
+		k := tokens[0]
+		tokens = tokens[1:]
+		switch v := s.get(k).(type) {
+		case *schema:
+			s = v
+			continue
+		case []*schema:
+			if i, err := strconv.Atoi(first(tokens)); err == nil && i >= 0 && i < len(v) && first(tokens) == strconv.Itoa(i) {
+				s, tokens = v[i], tokens[1:]
+				continue
+			}
+		case []property:
+			name := first(tokens)
+			if i, ok := slices.BinarySearchFunc(v, name, func(p property, n string) int { return strings.Compare(p.name, n) }); ok && len(tokens) > 0 {
+				s, tokens = v[i].s, tokens[1:]
+				continue
+			}
+		}
+		return nil
+	}
+	return s
+}
+
+func first(tokens []string) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	return tokens[0]
+}
+
+// escapeTokens escapes JSON pointer tokens.
+func escapeTokens(tokens []string) []string {
+	out := make([]string, len(tokens))
+	for i, t := range tokens {
+		out[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1")
+	}
+	return out
 }
 
 // prepare converts the schemas op uses and resolves their references, so

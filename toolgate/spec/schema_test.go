@@ -379,3 +379,27 @@ func TestWrongKindsSayWhatWasExpected(t *testing.T) {
 		}
 	}
 }
+
+// Where inlining leaves a schema open (recursion, or the size and depth
+// limits), the result may accept more than the document says, never
+// less: an open schema inside not or if, or as a branch of oneOf, would
+// refuse what the document allows, so those keywords go or loosen.
+func TestCutsNeverRefuseWhatTheDocumentAllows(t *testing.T) {
+	schemas := `
+	  "One": {"oneOf": [{"type": "string"}, {"$ref": "#/components/schemas/One"}]},
+	  "Not": {"type": "object", "properties": {"child": {"not": {"$ref": "#/components/schemas/Not"}}}},
+	  "If": {"type": "object", "if": {"$ref": "#/components/schemas/If"}, "then": {"required": ["a"]}},
+	  "Wide": {"oneOf": [` + strings.Repeat(`{"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},`, 3000) + `{"type": "string"}]}`
+	body := `{"type": "object", "properties": {"one": {"$ref": "#/components/schemas/One"}, "not": {"$ref": "#/components/schemas/Not"},
+	  "if": {"$ref": "#/components/schemas/If"}, "wide": {"$ref": "#/components/schemas/Wide"}}}`
+	_, raw, rs := inlinedBody(t, withBody("3.1.0", body, schemas))
+	for _, v := range []string{`{"one": "x"}`, `{"not": {"child": 1}}`, `{"if": {}}`, `{"wide": "x"}`} {
+		if !accepts(t, rs, v) {
+			t.Errorf("%s refused", v)
+		}
+	}
+	if len(raw) > 1<<20 || !strings.Contains(string(raw), "too deep or too large") {
+		t.Errorf("the wide schema was not cut: %d bytes", len(raw))
+	}
+	compileWithAjv(t, map[string]json.RawMessage{"cuts": raw})
+}
