@@ -251,3 +251,18 @@ func TestCheckPatternNeedsGoToo(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzECMAPattern checks that no pattern makes the checker panic, and that
+// what it lets through compiles with Go's regexp.
+func FuzzECMAPattern(f *testing.F) {
+	for _, c := range ecmaPatterns {
+		f.Add(c.pattern)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if checkPattern(p) == nil {
+			if _, err := regexp.Compile(p); err != nil {
+				t.Fatalf("%q passed: %v", p, err)
+			}
+		}
+	})
+}
