@@ -61,7 +61,10 @@ func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, er
 	if !ok {
 		return raw, nil
 	}
-	if v, ok := d.derefs[first]; ok {
+	d.rawMu.Lock()
+	v, ok := d.derefs[first]
+	d.rawMu.Unlock()
+	if ok {
 		return v, nil
 	}
 	seen := map[string]bool{}
@@ -76,6 +79,8 @@ func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, er
 		}
 		raw = next
 	}
+	d.rawMu.Lock()
+	defer d.rawMu.Unlock()
 	if d.derefs == nil {
 		d.derefs = map[string]json.RawMessage{}
 	}
@@ -186,6 +191,8 @@ func (d *Document) child(v json.RawMessage, t string) (json.RawMessage, error) {
 		return nil, nil
 	}
 	sp, inDoc := d.spanOf(v)
+	d.rawMu.Lock()
+	defer d.rawMu.Unlock()
 	switch v[0] {
 	case '{':
 		m, ok := d.members[sp]

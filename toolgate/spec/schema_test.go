@@ -403,3 +403,32 @@ func TestCutsNeverRefuseWhatTheDocumentAllows(t *testing.T) {
 	}
 	compileWithAjv(t, map[string]json.RawMessage{"cuts": raw})
 }
+
+// A document's schemas may be inlined from several goroutines at once,
+// as a server's calls do.
+func TestConcurrentInlining(t *testing.T) {
+	d, err := spec.Load(testspecs.Corpus(t, "slack-v2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for _, o := range d.Operations {
+				if o.Body != nil {
+					if _, err := d.Inline(o.Body.Schema, o.Where); err != nil {
+						t.Error(err)
+					}
+				}
+				if _, err := d.SchemaWhole(o.Output, o.Where, 400); err != nil {
+					t.Error(err)
+				}
+				d.Notes()
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+}

@@ -48,16 +48,19 @@ type Document struct {
 	raw      rawDocument
 	rawBytes []byte
 
-	// mu guards what follows: what references resolve to, and schemas
-	// converted, each decoded once.
+	// rawMu guards what references resolve to, each decoded once.
+	rawMu    sync.Mutex
+	members  map[span]map[string]json.RawMessage // an object's members, by its place in rawBytes
+	elements map[span][]json.RawMessage          // an array's elements
+	derefs   map[string]json.RawMessage          // a reference → the object it leads to
+
+	// mu guards what follows: schemas converted, once, and what inlining
+	// them found.
 	mu        sync.Mutex
-	members   map[span]map[string]json.RawMessage // an object's members, by its place in rawBytes
-	elements  map[span][]json.RawMessage          // an array's elements
-	derefs    map[string]json.RawMessage          // a reference → the object it leads to
-	converted map[span]*schema                    // a schema, converted
-	madeUp    map[string]*schema                  // a schema not in rawBytes, by its text, converted
-	targets   map[string]*schema                  // a schema reference → the schema it names
-	pending   []pendingRef                        // references of converted schemas, to resolve
+	converted map[span]*schema   // a schema, converted
+	madeUp    map[string]*schema // a schema not in rawBytes, by its text, converted
+	targets   map[string]*schema // a schema reference → the schema it names
+	pending   []pendingRef       // references of converted schemas, to resolve
 	// namesTargets are objects of schemas given by reference (properties:
 	// {$ref: ...}), converted; namesActive those being converted.
 	namesTargets map[string][]property
