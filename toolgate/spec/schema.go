@@ -287,32 +287,6 @@ func escapeTokens(tokens []string) []string {
 	return out
 }
 
-// prepare converts the schemas op uses and resolves their references, so
-// that a document whose schemas cannot be described (a reference that
-// leaves it, or names nothing) is refused when it loads.
-func (d *Document) prepare(ctx context.Context, op *Operation) error {
-	check := func(raw json.RawMessage, at string) error {
-		if len(raw) == 0 {
-			return nil
-		}
-		if _, err := d.schemaOf(raw, at, op.Where); err != nil {
-			return err
-		}
-		return d.resolvePending(ctx)
-	}
-	for _, p := range op.Parameters {
-		if err := check(p.Schema, op.Where+": parameter "+p.Name); err != nil {
-			return err
-		}
-	}
-	if op.Body != nil {
-		if err := check(op.Body.Schema, op.Where+": request body"); err != nil {
-			return err
-		}
-	}
-	return check(op.Output, op.Where+": response")
-}
-
 // converter converts the schemas of one decoding.
 type converter struct {
 	d     *Document

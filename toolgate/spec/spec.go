@@ -54,6 +54,11 @@ type Document struct {
 	elements map[span][]json.RawMessage          // an array's elements
 	derefs   map[string]json.RawMessage          // a reference → the object it leads to
 
+	// What loading checked: schemas scanned for references, and the
+	// references followed.
+	scanned  map[span]bool
+	followed map[string]bool
+
 	// mu guards what follows: schemas converted, once, and what inlining
 	// them found.
 	mu        sync.Mutex
