@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -43,15 +44,29 @@ func (d *Document) spanOf(raw []byte) (span, bool) {
 	return span{off: cap(d.rawBytes) - cap(raw), n: len(raw)}, true
 }
 
-// refOf returns the $ref of an object, if it has one.
+// refOf returns the $ref of an object, if it has one. It reads the
+// object's top-level keys and skips their values, without decoding them:
+// every parameter, body and response goes through here.
 func refOf(raw json.RawMessage) (string, bool) {
-	var r struct {
-		Ref string `json:"$ref"`
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte(`"$ref"`)) && !bytes.Contains(raw, []byte(`\u`)) {
+		return "", false // neither the key nor an escape that could spell it
 	}
-	if len(raw) == 0 || raw[0] != '{' || decode(raw, &r) != nil || r.Ref == "" {
-		return "", false
+	s := refScanner{data: raw}
+	for i := s.space(1); i < len(raw) && raw[i] != '}'; {
+		key, j := s.str(i)
+		j = s.space(s.space(j) + 1)
+		if key == "$ref" {
+			if j < len(raw) && raw[j] == '"' {
+				ref, _ := s.str(j)
+				return ref, ref != ""
+			}
+			return "", false
+		}
+		if i = s.space(s.skip(j)); i < len(raw) && raw[i] == ',' {
+			i = s.space(i + 1)
+		}
 	}
-	return r.Ref, true
+	return "", false
 }
 
 // deref follows raw's $ref, and the $refs it leads to, to the object they
