@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -83,6 +84,12 @@ func checkNesting(data []byte) error {
 	depth, deepest, at := 0, 0, -1
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
+		case '\n':
+			// Indentation, eight spaces at a time: most of a pretty-printed
+			// document's bytes.
+			for i+9 <= len(data) && binary.LittleEndian.Uint64(data[i+1:]) == 0x2020202020202020 {
+				i += 8
+			}
 		case '"':
 			i = stringEnd(data, i+1)
 		case '{', '[':

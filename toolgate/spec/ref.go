@@ -69,6 +69,27 @@ func refOf(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// topLevel returns an object's members, as slices of raw, found by
+// skipping their values rather than decoding them; nil if raw is not an
+// object. Decoding the object into a struct is what checks it.
+func topLevel(raw json.RawMessage) map[string]json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	m := map[string]json.RawMessage{}
+	s := refScanner{data: raw}
+	for i := s.space(1); i < len(raw) && raw[i] != '}'; {
+		key, j := s.str(i)
+		j = s.space(s.space(j) + 1)
+		end := s.skip(j)
+		m[key] = bytes.TrimRight(raw[j:end], " \t\r\n")
+		if i = s.space(end); i < len(raw) && raw[i] == ',' {
+			i = s.space(i + 1)
+		}
+	}
+	return m
+}
+
 // deref follows raw's $ref, and the $refs it leads to, to the object they
 // name.
 func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, error) {

@@ -379,8 +379,7 @@ func (d *Document) pathItem(item map[string]json.RawMessage, where string) (map[
 }
 
 func (d *Document) operation(path, method string, raw json.RawMessage, shared []json.RawMessage, where string) (*Operation, error) {
-	var all map[string]json.RawMessage
-	decode(raw, &all)
+	all := topLevel(raw)
 	if _, ok := all["$ref"]; ok {
 		// An operation given by reference is not OpenAPI, but documents
 		// split into files do it.
@@ -388,8 +387,7 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 		if raw, err = d.deref(raw, where); err != nil {
 			return nil, err
 		}
-		all = nil
-		decode(raw, &all)
+		all = topLevel(raw)
 	}
 	var ro rawOperation
 	if err := decode(raw, &ro); err != nil {
