@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"context"
 	"errors"
 	"maps"
 	"strings"
@@ -61,10 +60,7 @@ func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole
 	if err != nil {
 		return nil, err
 	}
-	if err := d.resolvePending(context.Background()); err != nil {
-		return nil, err
-	}
-	in := inliner{d: d, active: map[*schema]bool{}, maxNodes: maxNodes, whole: whole}
+	in := inliner{d: d, where: where, active: map[*schema]bool{}, maxNodes: maxNodes, whole: whole}
 	return in.schema(s, 0)
 }
 
@@ -73,6 +69,7 @@ const tooLarge = "(too deep or too large to describe here)"
 
 type inliner struct {
 	d      *Document
+	where  string           // the operation, for notes
 	active map[*schema]bool // schemas being inlined by reference on the current path
 	nodes  int
 	// maxNodes caps the subschemas; whole says to give up rather than
@@ -235,12 +232,10 @@ func withSiblings(target any, siblings map[string]any) any {
 func (in *inliner) ref(s *schema, depth int) (any, error) {
 	t := s.target
 	if t == nil {
-		// Resolving it failed before; say why again.
+		// Resolved, and converted, when first reached: a schema is
+		// converted only as deep as inlining goes.
 		var err error
-		if t, err = in.d.schemaRef(s.ref, s.refAt.String(), ""); err == nil {
-			err = in.d.resolvePending(context.Background())
-		}
-		if err != nil {
+		if t, err = in.d.schemaRef(s.ref, s.refAt.String(), in.where); err != nil {
 			return nil, err
 		}
 		s.target = t

@@ -177,14 +177,21 @@ func (d *Document) resolve(ref, where string) (json.RawMessage, error) {
 // base returns where the walk along tokens starts: a component, path item
 // or definition that loading decoded already, else the whole document.
 func (d *Document) base(tokens []string) (json.RawMessage, []string) {
-	var m map[string]json.RawMessage
-	n := 2
+	named := func(m map[string]json.RawMessage, n int) (json.RawMessage, []string, bool) {
+		if len(tokens) < n {
+			return nil, nil, false
+		}
+		v, ok := m[tokens[n-1]]
+		return v, tokens[n:], ok
+	}
+	var v json.RawMessage
+	var rest []string
+	ok := false
 	c := &d.raw.Components
-	switch {
-	case len(tokens) < 2:
-	case tokens[0] == "components" && len(tokens) >= 3:
-		n = 3
-		switch tokens[1] {
+	switch first(tokens) {
+	case "components":
+		var m map[string]json.RawMessage
+		switch first(tokens[1:]) {
 		case "schemas":
 			m = c.Schemas
 		case "parameters":
@@ -198,24 +205,23 @@ func (d *Document) base(tokens []string) (json.RawMessage, []string) {
 		case "pathItems":
 			m = c.PathItems
 		}
-		if v, ok := m[tokens[2]]; ok {
-			return v, tokens[n:]
-		}
-	case tokens[0] == "definitions":
-		m = d.raw.Definitions
-	case tokens[0] == "parameters":
-		m = d.raw.Parameters
-	case tokens[0] == "responses":
-		m = d.raw.Responses
-	case tokens[0] == "paths" && len(tokens) >= 3:
-		if v, ok := d.raw.Paths[tokens[1]][tokens[2]]; ok {
-			return v, tokens[3:]
+		v, rest, ok = named(m, 3)
+	case "definitions":
+		v, rest, ok = named(d.raw.Definitions, 2)
+	case "parameters":
+		v, rest, ok = named(d.raw.Parameters, 2)
+	case "responses":
+		v, rest, ok = named(d.raw.Responses, 2)
+	case "paths":
+		if len(tokens) >= 3 {
+			v, ok = d.raw.Paths[tokens[1]][tokens[2]]
+			rest = tokens[3:]
 		}
 	}
-	if v, ok := m[tokens[1]]; ok && n == 2 {
-		return v, tokens[2:]
+	if !ok {
+		return d.rawBytes, tokens
 	}
-	return d.rawBytes, tokens
+	return v, rest
 }
 
 // child returns the member t of the object v, or its element t if v is an

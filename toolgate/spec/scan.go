@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"bytes"
 	"context"
 	stdjson "encoding/json"
-	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	json "github.com/segmentio/encoding/json"
 )
@@ -58,7 +60,7 @@ func (d *Document) prepare(ctx context.Context, op *Operation) error {
 			d.followed = map[string]bool{}
 		}
 		d.followed[key] = true
-		raw, err := d.resolve(f.ref, f.where)
+		raw, err := d.resolve(f.ref, f.at.String())
 		if err != nil {
 			return err
 		}
@@ -72,10 +74,12 @@ func (d *Document) prepare(ctx context.Context, op *Operation) error {
 }
 
 // foundRef is a reference a scan found: a schema's, or one that stands for
-// an object of schemas (properties: {$ref: ...}).
+// an object of schemas (properties: {$ref: ...}), and where, said in words
+// only if an error needs it.
 type foundRef struct {
-	ref, where string
-	names      bool
+	ref   string
+	at    *loc
+	names bool
 }
 
 // refScanner finds the references in raw schemas, without decoding them,
@@ -83,27 +87,42 @@ type foundRef struct {
 // or extensions, and in OpenAPI 3.0 not beside a $ref. Its input is JSON
 // that the document's decoding has checked.
 type refScanner struct {
-	v31   bool
-	data  []byte
-	base  string
-	path  []string // tokens from base to where the scan is
+	v31  bool
+	data []byte
+	base string
+	path []string // tokens from base to where the scan is
+	// locs are the places of path's prefixes, made when a reference needs
+	// one: each once, however many references are found below it.
+	locs  []*loc
 	found []foundRef
 }
 
 func (s *refScanner) schema(raw []byte, base string) {
-	s.data, s.base, s.path = raw, base, s.path[:0]
+	s.data, s.base, s.path, s.locs = raw, base, s.path[:0], s.locs[:0]
 	s.value(s.space(0), true)
 }
 
 func (s *refScanner) names(raw []byte, base string) {
-	s.data, s.base, s.path = raw, base, s.path[:0]
-	s.namesAt(s.space(0))
+	s.data, s.base, s.path, s.locs = raw, base, s.path[:0], s.locs[:0]
+	s.namesAt(s.space(0), false)
+}
+
+func (s *refScanner) push(token string) { s.path = append(s.path, token) }
+
+func (s *refScanner) pop() {
+	s.path = s.path[:len(s.path)-1]
+	s.locs = s.locs[:min(len(s.locs), len(s.path)+1)]
 }
 
 // where says where the scan is, as the converter's notes do.
-func (s *refScanner) where() string {
-	l := &loc{token: s.base}
-	return l.child(s.path...).String()
+func (s *refScanner) where() *loc {
+	if len(s.locs) == 0 {
+		s.locs = append(s.locs, &loc{token: s.base})
+	}
+	for len(s.locs) <= len(s.path) {
+		s.locs = append(s.locs, &loc{parent: s.locs[len(s.locs)-1], token: s.path[len(s.locs)-1]})
+	}
+	return s.locs[len(s.path)]
 }
 
 // value scans the value at i, a schema if schema is true, and returns
@@ -126,25 +145,29 @@ func (s *refScanner) object(i int) int {
 		var key string
 		key, i = s.str(i)
 		i = s.space(s.space(i) + 1) // the colon
-		s.path = append(s.path, key)
+		s.push(key)
 		switch {
 		case key == "$ref" && i < len(s.data) && s.data[i] == '"':
 			var ref string
-			s.path = s.path[:len(s.path)-1]
 			ref, i = s.str(i)
-			own = len(s.found)
-			s.found = append(s.found, foundRef{ref: ref, where: s.where()})
-			s.path = append(s.path, key)
-		case subschemaKeywords[key] || key == "items" && s.data[i] == '{':
+			if ref != "" { // conversion drops an empty one
+				own = len(s.found)
+				s.pop() // the reference is the object's
+				s.found = append(s.found, foundRef{ref: ref, at: s.where()})
+				s.push(key)
+			}
+		case subschemaKeywords[key] || key == "items" && i < len(s.data) && s.data[i] == '{':
 			i = s.value(i, true)
 		case key == "items" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "prefixItems":
 			i = s.list(i)
-		case key == "properties" || key == "patternProperties" || key == "dependentSchemas" || key == "dependencies":
-			i = s.namesAt(i)
+		case key == "properties" || key == "dependentSchemas" || key == "dependencies":
+			i = s.namesAt(i, false)
+		case key == "patternProperties":
+			i = s.namesAt(i, true)
 		default:
 			i = s.skip(i)
 		}
-		s.path = s.path[:len(s.path)-1]
+		s.pop()
 		i = s.space(i)
 		if i < len(s.data) && s.data[i] == ',' {
 			i = s.space(i + 1)
@@ -165,9 +188,9 @@ func (s *refScanner) list(i int) int {
 	}
 	i = s.space(i + 1)
 	for n := 0; i < len(s.data) && s.data[i] != ']'; n++ {
-		s.path = append(s.path, fmt.Sprint(n))
+		s.push(strconv.Itoa(n))
 		i = s.space(s.value(i, true))
-		s.path = s.path[:len(s.path)-1]
+		s.pop()
 		if i < len(s.data) && s.data[i] == ',' {
 			i = s.space(i + 1)
 		}
@@ -176,8 +199,8 @@ func (s *refScanner) list(i int) int {
 }
 
 // namesAt scans an object of schemas, or the reference that stands for
-// one.
-func (s *refScanner) namesAt(i int) int {
+// one. Where the names are patterns, those conversion drops are skipped.
+func (s *refScanner) namesAt(i int, patterns bool) int {
 	if i >= len(s.data) || s.data[i] != '{' {
 		return s.skip(i)
 	}
@@ -187,8 +210,8 @@ func (s *refScanner) namesAt(i int) int {
 			k = s.space(s.space(k) + 1)
 			if k < len(s.data) && s.data[k] == '"' {
 				ref, end := s.str(k)
-				if end = s.space(end); end < len(s.data) && s.data[end] == '}' {
-					s.found = append(s.found, foundRef{ref: ref, where: s.where(), names: true})
+				if end = s.space(end); end < len(s.data) && s.data[end] == '}' && ref != "" {
+					s.found = append(s.found, foundRef{ref: ref, at: s.where(), names: true})
 					return end + 1
 				}
 			}
@@ -199,9 +222,9 @@ func (s *refScanner) namesAt(i int) int {
 		var name string
 		name, i = s.str(i)
 		i = s.space(s.space(i) + 1)
-		s.path = append(s.path, name)
-		i = s.space(s.value(i, true))
-		s.path = s.path[:len(s.path)-1]
+		s.push(name)
+		i = s.space(s.value(i, !patterns || checkPattern(name) == nil))
+		s.pop()
 		if i < len(s.data) && s.data[i] == ',' {
 			i = s.space(i + 1)
 		}
@@ -216,7 +239,7 @@ func (s *refScanner) str(i int) (string, int) {
 	}
 	end := stringEnd(s.data, i+1)
 	raw := s.data[i+1 : min(end, len(s.data))]
-	if !strings.Contains(string(raw), `\`) {
+	if !bytes.Contains(raw, []byte(`\`)) && utf8.Valid(raw) {
 		return string(raw), end + 1
 	}
 	var v string

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,8 +43,8 @@ func TestScanFindsReferencesWhereInliningFollowsThem(t *testing.T) {
 		var got []string
 		for _, f := range s.found {
 			got = append(got, f.ref)
-			if f.ref == "#/b" && f.where != "#/components/schemas/S/properties/b/items" {
-				t.Errorf("#/b found at %s", f.where)
+			if f.ref == "#/b" && f.at.String() != "#/components/schemas/S/properties/b/items" {
+				t.Errorf("#/b found at %s", f.at)
 			}
 			if f.names != (f.ref == "#/names") {
 				t.Errorf("%s: names %v", f.ref, f.names)
@@ -54,4 +56,61 @@ func TestScanFindsReferencesWhereInliningFollowsThem(t *testing.T) {
 			t.Errorf("3.1 %v: found %v\nwant %v", v31, got, want)
 		}
 	}
+}
+
+// FuzzScanMatchesConversion checks that the scan at load finds the
+// references that inlining follows: those of the converted schema.
+func FuzzScanMatchesConversion(f *testing.F) {
+	f.Add(false, []byte(`{"properties": {"a": {"$ref": "#/a"}, "b": {"items": [{"$ref": "#/b"}]}}, "example": {"$ref": "#/x"}}`))
+	f.Add(true, []byte(`{"$ref": "#/a", "allOf": [{"$ref": "#/b"}, {"not": {"$ref": "#/c", "if": {"$ref": "#/d"}}}]}`))
+	f.Add(false, []byte(`{"dependencies": {"a": ["b"], "c": {"$ref": "#/c"}}, "patternProperties": {"(": {"$ref": "#/p"}}}`))
+	f.Fuzz(func(t *testing.T, v31 bool, raw []byte) {
+		v, err := decodeTree(raw)
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
+			return
+		}
+		version := "3.0.3"
+		if v31 {
+			version = "3.1.0"
+		}
+		c := converter{d: &Document{Version: version}, v31: v31}
+		var converted []string
+		var walk func(s *schema)
+		walk = func(s *schema) {
+			if s.ref != "" {
+				converted = append(converted, s.ref)
+			}
+			for _, k := range s.kws {
+				switch x := k.v.(type) {
+				case *schema:
+					walk(x)
+				case []*schema:
+					for _, e := range x {
+						walk(e)
+					}
+				case []property:
+					for _, p := range x {
+						walk(p.s)
+					}
+				}
+			}
+		}
+		walk(c.convert(v, &loc{token: "#"}))
+		if c.err != nil {
+			return // a reference standing for properties, which the scan reports apart
+		}
+		sc := refScanner{v31: v31}
+		sc.schema(bytes.TrimSpace(raw), "#")
+		var scanned []string
+		for _, f := range sc.found {
+			if !f.names {
+				scanned = append(scanned, f.ref)
+			}
+		}
+		slices.Sort(converted)
+		slices.Sort(scanned)
+		if !slices.Equal(converted, scanned) {
+			t.Fatalf("%s: conversion follows %q, the scan found %q", raw, converted, scanned)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package spec
 import (
 	"bytes"
 	"cmp"
-	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
@@ -114,7 +113,7 @@ func (l *loc) String() string {
 
 // schemaOf returns the converted schema that raw holds, converting it the
 // first time; at names raw's place, where the operation converting it.
-// References it holds are resolved by resolvePending.
+// The references it holds are resolved when inlining reaches them.
 func (d *Document) schemaOf(raw json.RawMessage, at, where string) (*schema, error) {
 	sp, inDoc := d.spanOf(raw)
 	if s, ok := d.converted[sp]; ok && inDoc {
@@ -163,35 +162,6 @@ func decodeTree(raw []byte) (any, error) {
 		err = dec.Decode(&v)
 	}
 	return v, err
-}
-
-// resolvePending resolves the references of the schemas converted since
-// it last ran, and of the schemas these lead to, without recursion: a
-// chain of references can be as long as the document.
-func (d *Document) resolvePending(ctx context.Context) error {
-	for n := 0; len(d.pending) > 0; n++ {
-		if n%1024 == 0 {
-			if err := context.Cause(ctx); err != nil {
-				return err
-			}
-		}
-		p := d.pending[len(d.pending)-1]
-		d.pending = d.pending[:len(d.pending)-1]
-		t, err := d.schemaRef(p.s.ref, p.s.refAt.String(), p.where)
-		if err != nil {
-			d.pending = nil
-			return err
-		}
-		p.s.target = t
-	}
-	return nil
-}
-
-// pendingRef is a reference waiting to be resolved, and the operation
-// that found it.
-type pendingRef struct {
-	s     *schema
-	where string
 }
 
 // schemaRef returns the schema the local reference ref names. A
@@ -340,7 +310,6 @@ func (c *converter) object(m map[string]any, at *loc) *schema {
 	if r, ok := m["$ref"]; ok {
 		if ref, ok := r.(string); ok && ref != "" {
 			s.ref, s.refAt = ref, at
-			c.d.pending = append(c.d.pending, pendingRef{s: s, where: c.where})
 		} else {
 			c.note(at, "$ref is %s, not a reference: dropped", describe(r))
 		}

@@ -350,9 +350,15 @@ func TestReferencesThatCannotBeFollowedAreRefusedAtLoad(t *testing.T) {
 			t.Errorf("%s: %v; want the reference %q refused at %q", name, err, c.ref, c.where)
 		}
 	}
-	_, err := spec.Parse([]byte(doc(`"/a": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}}}}`)))
-	if err == nil || !strings.Contains(err.Error(), `paths./a.get: response: the reference "#/components/schemas/Nope" names nothing`) {
-		t.Errorf("a dangling reference: %v", err)
+	for ref, want := range map[string]string{
+		"#/components/schemas/Nope": `paths./a.get: response: the reference "#/components/schemas/Nope" names nothing`,
+		"#/0":                       `paths./a.get: response: the reference "#/0" names nothing`,
+		"#":                         `paths./a.get: response: the reference "#" names the whole document`,
+	} {
+		_, err := spec.Parse([]byte(doc(`"/a": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "` + ref + `"}}}}}}}`)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %s", ref, err, want)
+		}
 	}
 }
 

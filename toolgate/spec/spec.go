@@ -65,7 +65,6 @@ type Document struct {
 	converted map[span]*schema   // a schema, converted
 	madeUp    map[string]*schema // a schema not in rawBytes, by its text, converted
 	targets   map[string]*schema // a schema reference → the schema it names
-	pending   []pendingRef       // references of converted schemas, to resolve
 	// namesTargets are objects of schemas given by reference (properties:
 	// {$ref: ...}), converted; namesActive those being converted.
 	namesTargets map[string][]property
