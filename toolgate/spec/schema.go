@@ -54,11 +54,11 @@ type property struct {
 	s    *schema
 }
 
-// A Note says what loading changed in one of the document's schemas so
+// A Note says what converting one of the document's schemas changed so
 // that clients accept it: a keyword dropped or repaired, and why.
 type Note struct {
-	// Operation is the first operation found to use the schema, as its
-	// location ("paths./pets.post").
+	// Operation is the operation whose tool first needed the schema, as
+	// its location ("paths./pets.post").
 	Operation string `json:"operation"`
 	// At is where the schema is: a JSON pointer for a schema reached by
 	// reference, else the operation's part and a pointer within it.
@@ -68,8 +68,8 @@ type Note struct {
 
 func (n Note) String() string { return n.At + ": " + n.Text }
 
-// Notes returns what loading changed in the schemas of the document's
-// operations, sorted by place.
+// Notes returns what converting the schemas inlined so far changed,
+// sorted by place: those of the tools listed, once they are.
 func (d *Document) Notes() []Note {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -489,7 +489,9 @@ func (c *converter) types(v any, at *loc) (out any, file bool) {
 func (c *converter) required(v any, at *loc) any {
 	list, ok := v.([]any)
 	if !ok {
-		c.dropped(at, "required", v, "a list of property names")
+		if v != nil { // null says nothing, as if it were absent
+			c.dropped(at, "required", v, "a list of property names")
+		}
 		return nil
 	}
 	out := make([]any, 0, len(list))

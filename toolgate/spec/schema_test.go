@@ -216,7 +216,7 @@ func TestMalformedKeywordsAreRepaired(t *testing.T) {
 	    "n": {"type": "object", "additionalProperties": "no"}, "o": {"type": "array", "uniqueItems": "yes"},
 	    "p": {"type": "string", "readOnly": {}}, "q": {"not": 5}, "r": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
 	    "s": {"type": "file"}, "t": {"type": "object", "required": ["a", "a", 5]}, "u": null,
-	    "v": {"$id": "#v", "$anchor": "v", "type": "string", "$comment": "c"},
+	    "v": {"$id": "#v", "$anchor": "v", "type": "string", "$comment": "c"}, "y": {"type": "string", "required": true},
 	    "w": {"type": "integer", "maximum": 1e400}, "x": {"enum": [1, 1e400]}
 	  }}`)
 	d, raw, rs := inlinedBody(t, doc)
@@ -236,7 +236,7 @@ func TestMalformedKeywordsAreRepaired(t *testing.T) {
 		"r": `{"prefixItems":[{"type":"string"},{"type":"integer"}],"type":"array"}`,
 		"s": `{"description":"(a file: its content as a string)","type":"string"}`,
 		"t": `{"required":["a"],"type":"object"}`, "u": `{}`, "v": `{"type":"string"}`,
-		"w": `{"type":"integer"}`, "x": `{}`,
+		"w": `{"type":"integer"}`, "x": `{}`, "y": `{"type":"string"}`,
 	}
 	for name, w := range want {
 		got, _ := json.Marshal(props[name])
@@ -247,7 +247,7 @@ func TestMalformedKeywordsAreRepaired(t *testing.T) {
 	if !accepts(t, rs, `{"t": {"a": 1}}`) || accepts(t, rs, `{"t": {}}`) {
 		t.Errorf("required repaired wrongly: %s", raw)
 	}
-	if !hasNote(d, "#/definitions/M", "required is null, not a list of property names: dropped") ||
+	if !hasNote(d, "#/definitions/M/properties/y", "required is true, not a list of property names: dropped") ||
 		!hasNote(d, "#/definitions/M/properties/b", `type "int" is not a JSON type`) {
 		t.Errorf("notes: %v", d.Notes())
 	}

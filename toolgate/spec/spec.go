@@ -4,14 +4,15 @@
 // cycles included: GitHub's 13 MB description loads in a fraction of the
 // time and memory that a full object model takes.
 //
-// A document is untrusted input. Only local references ("#/...") are
-// followed, wherever they are (a path item, an operation, a parameter, a
-// body, a response, a schema); a reference to a file or a URL is refused
-// with the location that holds it. Size and nesting are limited before
-// anything is decoded, and every schema an operation uses is converted at
-// load to JSON Schema 2020-12 that clients compile: what they could not
-// compile is dropped, and said so in the document's notes. Malformed
-// documents get an error that says where.
+// A document is untrusted input. Size and nesting are limited before
+// anything is decoded. Only local references ("#/...") are followed,
+// wherever they are (a path item, an operation, a parameter, a body, a
+// response, a schema); a reference to a file or a URL, or one that names
+// nothing, is refused when the document loads, with the location that
+// holds it. Schemas are converted, when a tool is first listed, to JSON
+// Schema 2020-12 that clients compile: what they could not compile is
+// dropped, and said so in the document's notes. Malformed documents get
+// an error that says where.
 package spec
 
 import (
