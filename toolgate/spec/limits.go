@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -46,11 +45,21 @@ func readLimited(ctx context.Context, path string) ([]byte, error) {
 	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	// Read one byte more than the limit, into a buffer of the size the
-	// file says it has: what grows while it is read is still caught.
-	data := make([]byte, 0, info.Size()+512)
+	// file says it has: what grows while it is read is still caught. A
+	// pipe or a device says nothing; its buffer takes memory only as it
+	// fills.
+	size := info.Size() + 512
+	if !info.Mode().IsRegular() {
+		size = MaxDocumentBytes + 1
+	}
+	data := make([]byte, 0, size)
 	for len(data) <= MaxDocumentBytes && err == nil {
 		if len(data) == cap(data) {
-			data = slices.Grow(data, min(len(data), MaxDocumentBytes+1-len(data)))
+			// Doubling, but never past the limit: what cannot be read
+			// whole is not held whole either.
+			grown := make([]byte, len(data), min(2*cap(data), MaxDocumentBytes+1))
+			copy(grown, data)
+			data = grown
 		}
 		var n int
 		n, err = f.Read(data[len(data):min(cap(data), MaxDocumentBytes+1)])

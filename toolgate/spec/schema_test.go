@@ -379,6 +379,7 @@ func TestWrongKindsSayWhatWasExpected(t *testing.T) {
 		"{\"openapi\": \"3.0.0\",\n \"paths\": {\"/a\": []}}":     "spec: at line 2, column 18 (paths): an array where an object was expected",
 		"openapi: 3.0.0\npaths:\n  - /a\n":                        "spec: paths: an array where an object was expected",
 		`{"openapi": "3.0.0", "info": {"title": 5}, "paths": {}}`: "spec: at line 1, column 40 (info.title): a number where a string was expected",
+		"root:x:0:0:root:/root:/bin/bash\n":                       "spec: the document is a string, not an object: is this an OpenAPI document?",
 	} {
 		if _, err := spec.Parse([]byte(doc)); err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", doc, err, want)

@@ -611,6 +611,8 @@ func jsonError(data []byte, err error, fromYAML bool) error {
 	case errors.As(err, &se):
 		line, col := position(data, se.Offset)
 		return fmt.Errorf("spec: malformed JSON at line %d, column %d: %v", line, col, se)
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Errorf("spec: the document is %s, not an object: is this an OpenAPI document?", jsonValue[te.Value])
 	case errors.As(err, &te):
 		what := fmt.Sprintf("%s where %s was expected", jsonValue[te.Value], jsonKind(te.Type))
 		if fromYAML {
