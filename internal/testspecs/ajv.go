@@ -15,20 +15,30 @@ import (
 // packages .ci/run installs (the TypeScript MCP SDK, with ajv).
 const NodeModulesEnv = "TOOLGATE_NODE_MODULES"
 
-// NodeModules returns the directory of the npm packages that .ci/run
-// installs. The test is skipped when they or node are missing, and fails
-// instead when $TOOLGATE_E2E is "require".
-func NodeModules(tb testing.TB) string {
-	tb.Helper()
+// NodeModulesDir returns the directory of the npm packages that .ci/run
+// installs, or why node or the packages cannot be used.
+func NodeModulesDir() (string, error) {
 	dir := os.Getenv(NodeModulesEnv)
 	if dir == "" {
 		dir = filepath.Join(CorpusDir(), "..", "..", "..", ".cache", "npm", "node_modules")
 	}
-	_, err := os.Stat(filepath.Join(dir, "ajv", "dist", "2020.js"))
-	_, nodeErr := exec.LookPath("node")
-	if err != nil || nodeErr != nil {
+	if _, err := os.Stat(filepath.Join(dir, "ajv", "dist", "2020.js")); err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// NodeModules returns NodeModulesDir. The test is skipped when node or the
+// packages are missing, and fails instead when $TOOLGATE_E2E is "require".
+func NodeModules(tb testing.TB) string {
+	tb.Helper()
+	dir, err := NodeModulesDir()
+	if err != nil {
 		if os.Getenv("TOOLGATE_E2E") == "require" {
-			tb.Fatalf("node or ajv is missing (%v, %v)", err, nodeErr)
+			tb.Fatalf("node or ajv is missing: %v", err)
 		}
 		tb.Skip("node or the npm packages are not installed (.ci/run installs them: npm install @modelcontextprotocol/sdk)")
 	}
@@ -46,6 +56,14 @@ type AjvFailure struct {
 // share is compiled once, and its failures name the first in order.
 func Ajv(tb testing.TB, schemas map[string]json.RawMessage) []AjvFailure {
 	tb.Helper()
+	return StartAjv(tb, schemas)()
+}
+
+// StartAjv is Ajv that returns while node compiles: the function it
+// returns waits for the failures, and must be called from the test's
+// goroutine.
+func StartAjv(tb testing.TB, schemas map[string]json.RawMessage) func() []AjvFailure {
+	tb.Helper()
 	names := slices.Sorted(maps.Keys(schemas))
 	distinct, seen := map[string]json.RawMessage{}, map[string]bool{}
 	for _, n := range names {
@@ -54,7 +72,6 @@ func Ajv(tb testing.TB, schemas map[string]json.RawMessage) []AjvFailure {
 			distinct[n] = s
 		}
 	}
-	schemas = distinct
 	modules := NodeModules(tb)
 	dir := tb.TempDir()
 	// Node resolves a module's imports from its own directory.
@@ -68,7 +85,7 @@ func Ajv(tb testing.TB, schemas map[string]json.RawMessage) []AjvFailure {
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		tb.Fatal(err)
 	}
-	in, err := json.Marshal(schemas)
+	in, err := json.Marshal(distinct)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,15 +94,20 @@ func Ajv(tb testing.TB, schemas map[string]json.RawMessage) []AjvFailure {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command("node", "--max-old-space-size=4096", filepath.Join(dir, "ajv-compile.mjs"), file)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		tb.Fatalf("node ajv-compile.mjs: %v\n%s", err, stderr.Bytes())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("node ajv-compile.mjs: %v", err)
 	}
-	var failures []AjvFailure
-	if err := json.Unmarshal(out, &failures); err != nil {
-		tb.Fatalf("node ajv-compile.mjs said %.300s: %v", out, err)
+	return func() []AjvFailure {
+		tb.Helper()
+		if err := cmd.Wait(); err != nil {
+			tb.Fatalf("node ajv-compile.mjs: %v\n%s", err, stderr.Bytes())
+		}
+		var failures []AjvFailure
+		if err := json.Unmarshal(stdout.Bytes(), &failures); err != nil {
+			tb.Fatalf("node ajv-compile.mjs said %.300s: %v", stdout.Bytes(), err)
+		}
+		return failures
 	}
-	return failures
 }
