@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 
@@ -50,12 +51,19 @@ func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) 
 
 var errTooLarge = errors.New("spec: the schema is too large")
 
-func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole bool) (any, error) {
+func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole bool) (out any, err error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer func() {
+		// As for loading: a panic here is a bug, and a server must not
+		// stop over one tool's schema.
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("spec: %s: its schema could not be described (internal error: %v)", where, p)
+		}
+	}()
 	s, err := d.schemaOf(raw, where, where)
 	if err != nil {
 		return nil, err
