@@ -27,6 +27,9 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) ./retry
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzSchema$$' -fuzztime $(FUZZTIME) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzECMAPattern$$' -fuzztime $(FUZZTIME) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzScanMatchesConversion$$' -fuzztime $(FUZZTIME) ./toolgate/spec
 
 ## bench: success-path overhead against bare net/http and go-retryablehttp,
 ## BENCHCOUNT interleaved runs into bench.out (compare with benchstat).

@@ -45,6 +45,9 @@ type Summary struct {
 	// Review names the tools flagged for review.
 	Review   []string `json:"review"`
 	Warnings []string `json:"warnings"`
+	// Notes say what loading changed in the document's schemas so that
+	// clients accept them (spec.Document.Notes).
+	Notes []string `json:"notes"`
 }
 
 // RetryText says in words how a tool's calls may be retried.
@@ -94,6 +97,10 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	}
 	if s.ListTokens > 100_000 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("tools/list is about %d tokens: more than many models' whole context; narrow the surface", s.ListTokens))
+	}
+	s.Notes = []string{}
+	for _, n := range c.Doc.Notes() {
+		s.Notes = append(s.Notes, n.String())
 	}
 	for _, t := range c.Tools {
 		if t.Exposed && t.Risk.Class >= risk.Destructive {

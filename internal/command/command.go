@@ -32,6 +32,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitInterrupted: a signal (SIGINT or SIGTERM) stopped the command
+	// before it could do its work; 128 + SIGINT, as shells say.
+	ExitInterrupted = 130
 )
 
 // Program is a command-line program: its name, what it is, and its
@@ -137,6 +140,17 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// interruptedError is work that a signal stopped.
+type interruptedError struct{ err error }
+
+func (e *interruptedError) Error() string { return e.err.Error() }
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// Interrupted returns err, the error of work that a signal stopped, such
+// that it is printed as any failure and ends the command with
+// ExitInterrupted.
+func Interrupted(err error) error { return &interruptedError{err} }
+
 // Exit returns an error that ends the command with code, once the
 // command has said what it did: a product's own codes, such as "done,
 // with ambiguous items". Exit(0) is nil.
@@ -168,11 +182,15 @@ func (p *Program) Main(ctx context.Context, args []string, env Env) int {
 func (p *Program) report(c *cobra.Command, env Env, err error) int {
 	var ue *usageError
 	var ee *exitError
+	var ie *interruptedError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ie):
+		fmt.Fprintf(env.Stderr, "%s: %s\n", c.CommandPath(), Describe(err))
+		return ExitInterrupted
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "%s: %s\n\n", c.CommandPath(), ue.msg)
 		c.SetOut(env.Stderr)

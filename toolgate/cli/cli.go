@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/rubicon-go/rubicon/internal/command"
@@ -15,9 +16,10 @@ import (
 
 // Exit codes.
 const (
-	ExitOK      = command.ExitOK
-	ExitFailure = command.ExitFailure
-	ExitUsage   = command.ExitUsage
+	ExitOK          = command.ExitOK
+	ExitFailure     = command.ExitFailure
+	ExitUsage       = command.ExitUsage
+	ExitInterrupted = command.ExitInterrupted
 )
 
 // DBEnv names the environment variable that selects the journal database.
@@ -46,8 +48,9 @@ configuration enables them, and nothing that may have been applied is retried.`,
 		More: `SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
 The journal of calls that change state is a SQLite file in the user's data
 directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.`,
-		Commands: []*command.Command{inspectCommand(), serveCommand(), callsCommand(), resolveCommand()},
-		DB:       command.Database{Env: DBEnv, File: "journal.db", What: "journal"},
+		Commands:  []*command.Command{inspectCommand(), serveCommand(), callsCommand(), resolveCommand()},
+		ExitCodes: []command.ExitCode{{Code: ExitInterrupted, Meaning: "interrupted (SIGINT or SIGTERM) while loading"}},
+		DB:        command.Database{Env: DBEnv, File: "journal.db", What: "journal"},
 	}
 }
 
@@ -55,7 +58,9 @@ directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.`,
 var specArg = command.Arg{Name: "SPEC", Help: "the OpenAPI document (JSON or YAML)", Files: true}
 
 // load reads the document and the configuration and builds the catalog.
-func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error) {
+// When ctx is done (SIGINT or SIGTERM) it returns at once, whatever it
+// was doing: a large document takes a while to load.
+func load(ctx context.Context, specPath, configPath string) (*toolgate.Catalog, *config.Config, error) {
 	cfg := config.Default()
 	if configPath != "" {
 		var err error
@@ -63,12 +68,32 @@ func load(specPath, configPath string) (*toolgate.Catalog, *config.Config, error
 			return nil, nil, err
 		}
 	}
-	doc, err := spec.Load(specPath)
-	if err != nil {
-		return nil, nil, err
+	type result struct {
+		cat *toolgate.Catalog
+		err error
 	}
-	cat, err := toolgate.Build(doc, cfg)
-	return cat, cfg, err
+	done := make(chan result, 1)
+	go func() {
+		doc, err := spec.LoadContext(ctx, specPath)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		cat, err := toolgate.Build(doc, cfg)
+		done <- result{cat, err}
+	}()
+	interrupted := func() error {
+		return command.Interrupted(fmt.Errorf("interrupted while loading %s (%v)", specPath, context.Cause(ctx)))
+	}
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() != nil {
+			return nil, nil, interrupted()
+		}
+		return r.cat, cfg, r.err
+	case <-ctx.Done():
+		return nil, nil, interrupted()
+	}
 }
 
 // openDB opens the journal database that --db, $TOOLGATE_DB or the data

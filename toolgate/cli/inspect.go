@@ -23,8 +23,8 @@ func inspectCommand() *command.Command {
 		Help: `EXPOSED is yes, confirm (a person accepts each call) or no; REVIEW marks the
 tools where the evidence about the class disagrees, listed first in the summary.`,
 		Flags: func(f *pflag.FlagSet) { f.StringVar(&configPath, "config", "", "the configuration, a YAML `FILE`") },
-		Run: func(_ context.Context, r *command.Run) error {
-			cat, _, err := load(r.Args[0], configPath)
+		Run: func(ctx context.Context, r *command.Run) error {
+			cat, _, err := load(ctx, r.Args[0], configPath)
 			if err != nil {
 				return loadError(err)
 			}
@@ -73,6 +73,21 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
 	for _, warning := range sum.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
+	printNotes(w, sum.Notes)
+}
+
+// maxNotes is how many notes inspect's table shows; --json gives them all.
+const maxNotes = 20
+
+// printNotes prints what loading changed in the document's schemas.
+func printNotes(w io.Writer, notes []string) {
+	for i, n := range notes {
+		if i == maxNotes {
+			fmt.Fprintf(w, "note: %d more changes to the document's schemas (--json lists them all)\n", len(notes)-maxNotes)
+			break
+		}
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 }
 

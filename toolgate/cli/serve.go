@@ -48,7 +48,7 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	if err := sf.check(); err != nil {
 		return err
 	}
-	cat, cfg, err := load(r.Args[0], sf.config)
+	cat, cfg, err := load(ctx, r.Args[0], sf.config)
 	if err != nil {
 		return loadError(err)
 	}

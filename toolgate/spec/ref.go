@@ -1,10 +1,9 @@
 package spec
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
-	"maps"
-	"slices"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -22,80 +21,147 @@ func (e *ExternalRefError) Error() string {
 	return fmt.Sprintf("spec: %s: the reference %q leaves the document; only local references (#/...) are followed", e.Where, e.Ref)
 }
 
+// maxPointerTokens is how many steps a reference may take into the
+// document. Real references take a dozen at most; the limit keeps
+// following many deep ones linear in the document's size.
+const maxPointerTokens = 64
+
+// span is a value's place in the document's bytes: whichever slice of the
+// document holds a value, the value has one span.
+type span struct{ off, n int }
+
+// spanOf returns raw's place in the document, and false if raw is not a
+// slice of it (a schema made up while loading a Swagger document).
+// Slices of the document end where its capacity ends.
+func (d *Document) spanOf(raw []byte) (span, bool) {
+	if cap(raw) == 0 || cap(raw) > cap(d.rawBytes) {
+		return span{}, false
+	}
+	all, r := d.rawBytes[:cap(d.rawBytes)], raw[:cap(raw)]
+	if &r[len(r)-1] != &all[len(all)-1] {
+		return span{}, false
+	}
+	return span{off: cap(d.rawBytes) - cap(raw), n: len(raw)}, true
+}
+
+// refOf returns the $ref of an object, if it has one. It reads the
+// object's top-level keys and skips their values, without decoding them:
+// every parameter, body and response goes through here.
+func refOf(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte(`"$ref"`)) && !bytes.Contains(raw, []byte(`\u`)) {
+		return "", false // neither the key nor an escape that could spell it
+	}
+	s := refScanner{data: raw}
+	for i := s.space(1); i < len(raw) && raw[i] != '}'; {
+		key, j := s.str(i)
+		j = s.space(s.space(j) + 1)
+		if key == "$ref" {
+			if j < len(raw) && raw[j] == '"' {
+				ref, _ := s.str(j)
+				return ref, ref != ""
+			}
+			return "", false
+		}
+		if i = s.space(s.skip(j)); i < len(raw) && raw[i] == ',' {
+			i = s.space(i + 1)
+		}
+	}
+	return "", false
+}
+
+// topLevel returns an object's members, as slices of raw, found by
+// skipping their values rather than decoding them; nil if raw is not an
+// object. Decoding the object into a struct is what checks it.
+func topLevel(raw json.RawMessage) map[string]json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	m := map[string]json.RawMessage{}
+	s := refScanner{data: raw}
+	for i := s.space(1); i < len(raw) && raw[i] != '}'; {
+		key, j := s.str(i)
+		j = s.space(s.space(j) + 1)
+		end := s.skip(j)
+		m[key] = bytes.TrimRight(raw[j:end], " \t\r\n")
+		if i = s.space(end); i < len(raw) && raw[i] == ',' {
+			i = s.space(i + 1)
+		}
+	}
+	return m
+}
+
 // deref follows raw's $ref, and the $refs it leads to, to the object they
 // name.
 func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, error) {
+	first, ok := refOf(raw)
+	if !ok {
+		return raw, nil
+	}
+	d.rawMu.Lock()
+	v, ok := d.derefs[first]
+	d.rawMu.Unlock()
+	if ok {
+		return v, nil
+	}
 	seen := map[string]bool{}
-	for {
-		var r struct {
-			Ref string `json:"$ref"`
+	for ref, ok := first, true; ok; ref, ok = refOf(raw) {
+		if seen[ref] {
+			return nil, fmt.Errorf("spec: %s: the reference %q leads back to itself", where, ref)
 		}
-		if len(raw) == 0 || raw[0] != '{' || decode(raw, &r) != nil || r.Ref == "" {
-			return raw, nil
-		}
-		if seen[r.Ref] {
-			return nil, fmt.Errorf("spec: %s: the reference %q leads back to itself", where, r.Ref)
-		}
-		seen[r.Ref] = true
-		next, err := d.resolve(r.Ref, where)
+		seen[ref] = true
+		next, err := d.resolve(ref, where)
 		if err != nil {
 			return nil, err
 		}
 		raw = next
 	}
+	d.rawMu.Lock()
+	defer d.rawMu.Unlock()
+	if d.derefs == nil {
+		d.derefs = map[string]json.RawMessage{}
+	}
+	d.derefs[first] = raw
+	return raw, nil
+}
+
+// pointer returns the tokens of a local reference's JSON pointer.
+func pointer(ref, where string) ([]string, error) {
+	frag, local := strings.CutPrefix(ref, "#")
+	switch {
+	case !local:
+		return nil, &ExternalRefError{Ref: ref, Where: where}
+	case frag == "":
+		return nil, fmt.Errorf("spec: %s: the reference %q names the whole document", where, ref)
+	case frag[0] != '/':
+		return nil, fmt.Errorf("spec: %s: the reference %q names an anchor; toolgate follows only JSON pointers (#/...)", where, ref)
+	}
+	if strings.Contains(frag, "%") {
+		// A pointer in a URI fragment is percent-encoded.
+		if u, err := url.PathUnescape(frag); err == nil {
+			frag = u
+		}
+	}
+	tokens := strings.Split(frag[1:], "/")
+	if len(tokens) > maxPointerTokens {
+		return nil, fmt.Errorf("spec: %s: the reference %.80q... goes %d levels into the document; toolgate follows at most %d", where, ref, len(tokens), maxPointerTokens)
+	}
+	for i, t := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return tokens, nil
 }
 
 // resolve returns the raw value that the local reference ref names.
 func (d *Document) resolve(ref, where string) (json.RawMessage, error) {
-	if !strings.HasPrefix(ref, "#/") {
-		if ref == "#" {
-			return nil, fmt.Errorf("spec: %s: the reference %q names the whole document", where, ref)
-		}
-		return nil, &ExternalRefError{Ref: ref, Where: where}
+	tokens, err := pointer(ref, where)
+	if err != nil {
+		return nil, err
 	}
-	tokens := strings.Split(ref[2:], "/")
-	for i, t := range tokens {
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	var base json.RawMessage
-	var rest []string
-	c := &d.raw.Components
-	switch {
-	case len(tokens) >= 3 && tokens[0] == "components":
-		kinds := map[string]map[string]json.RawMessage{"schemas": c.Schemas, "parameters": c.Parameters,
-			"requestBodies": c.RequestBodies, "responses": c.Responses, "securitySchemes": c.SecuritySchemes}
-		if m, ok := kinds[tokens[1]]; ok {
-			base, rest = m[tokens[2]], tokens[3:]
-		}
-	case len(tokens) >= 2 && tokens[0] == "definitions":
-		base, rest = d.raw.Definitions[tokens[1]], tokens[2:]
-	case len(tokens) >= 2 && tokens[0] == "parameters":
-		base, rest = d.raw.Parameters[tokens[1]], tokens[2:]
-	case len(tokens) >= 2 && tokens[0] == "responses":
-		base, rest = d.raw.Responses[tokens[1]], tokens[2:]
-	}
-	if base == nil {
-		// Anywhere else in the document: walk the whole of it.
-		base, rest = d.rawBytes, tokens
-	}
-	v := base
+	v, rest := d.base(tokens)
 	for _, t := range rest {
-		var next json.RawMessage
-		switch {
-		case len(v) > 0 && v[0] == '{':
-			var m map[string]json.RawMessage
-			if err := decode(v, &m); err != nil {
-				return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
-			}
-			next = m[t]
-		case len(v) > 0 && v[0] == '[':
-			var a []json.RawMessage
-			if err := decode(v, &a); err != nil {
-				return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
-			}
-			if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(a) {
-				next = a[i]
-			}
+		next, err := d.child(v, t)
+		if err != nil {
+			return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
 		}
 		if next == nil {
 			return nil, fmt.Errorf("spec: %s: the reference %q names nothing in the document", where, ref)
@@ -108,226 +174,98 @@ func (d *Document) resolve(ref, where string) (json.RawMessage, error) {
 	return v, nil
 }
 
-// Schema limits: how deep an inlined schema goes, and how large it grows,
-// before the rest is left open. They keep a hostile or vast document from
-// producing an unbounded tool description.
-const (
-	maxSchemaDepth = 24
-	maxSchemaNodes = 4000
-)
-
-// dropped are schema keywords that describe documentation, not input: they
-// cost an agent tokens and tell it nothing it needs to call the tool.
-var dropped = map[string]bool{"example": true, "examples": true, "externalDocs": true, "xml": true, "discriminator": true}
-
-// Inline returns the schema raw with every local reference replaced by
-// what it names: a self-contained JSON Schema, as MCP tools need. A
-// reference back to a schema being inlined becomes an open schema that says
-// so, and so does what lies past the size and depth limits. External
-// references are refused.
-func (d *Document) Inline(raw json.RawMessage, where string) (json.RawMessage, error) {
-	s, err := d.Schema(raw, where)
-	if err != nil || s == nil {
-		return nil, err
+// base returns where the walk along tokens starts: a component, path item
+// or definition that loading decoded already, else the whole document.
+func (d *Document) base(tokens []string) (json.RawMessage, []string) {
+	named := func(m map[string]json.RawMessage, n int) (json.RawMessage, []string, bool) {
+		if len(tokens) < n {
+			return nil, nil, false
+		}
+		v, ok := m[tokens[n-1]]
+		return v, tokens[n:], ok
 	}
-	return json.Marshal(s)
+	var v json.RawMessage
+	var rest []string
+	ok := false
+	c := &d.raw.Components
+	switch first(tokens) {
+	case "components":
+		var m map[string]json.RawMessage
+		switch first(tokens[1:]) {
+		case "schemas":
+			m = c.Schemas
+		case "parameters":
+			m = c.Parameters
+		case "requestBodies":
+			m = c.RequestBodies
+		case "responses":
+			m = c.Responses
+		case "securitySchemes":
+			m = c.SecuritySchemes
+		case "pathItems":
+			m = c.PathItems
+		}
+		v, rest, ok = named(m, 3)
+	case "definitions":
+		v, rest, ok = named(d.raw.Definitions, 2)
+	case "parameters":
+		v, rest, ok = named(d.raw.Parameters, 2)
+	case "responses":
+		v, rest, ok = named(d.raw.Responses, 2)
+	case "paths":
+		if len(tokens) >= 3 {
+			v, ok = d.raw.Paths[tokens[1]][tokens[2]]
+			rest = tokens[3:]
+		}
+	}
+	if !ok {
+		return d.rawBytes, tokens
+	}
+	return v, rest
 }
 
-// Schema is Inline before encoding: the schema as decoded JSON values
-// (maps, slices, strings, float64s, booleans). Parts of it are shared
-// with other schemas of the document; a caller must not change it.
-func (d *Document) Schema(raw json.RawMessage, where string) (any, error) {
-	return d.inline(raw, where, maxSchemaNodes, false)
-}
-
-// SchemaWhole is Schema for a schema that is worth giving only whole: it
-// returns nil, and stops early, once the schema grows past maxNodes
-// subschemas or the depth limit.
-func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) (any, error) {
-	s, err := d.inline(raw, where, maxNodes, true)
-	if errors.Is(err, errTooLarge) {
+// child returns the member t of the object v, or its element t if v is an
+// array; nil if there is none. What an object or array holds is decoded
+// once, so that following many references through it takes time linear in
+// its size.
+func (d *Document) child(v json.RawMessage, t string) (json.RawMessage, error) {
+	if len(v) == 0 {
 		return nil, nil
 	}
-	return s, err
-}
-
-var errTooLarge = errors.New("spec: the schema is too large")
-
-func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole bool) (any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", where, err)
-	}
-	in := inliner{d: d, where: where, active: map[string]bool{}, maxNodes: maxNodes, whole: whole}
-	return in.value(v, 0)
-}
-
-// namesMaps are the keywords whose object's keys are names, not keywords.
-var namesMaps = map[string]bool{"properties": true, "patternProperties": true, "definitions": true, "$defs": true, "dependentSchemas": true}
-
-// literal are the keywords whose values are data, not schemas: they are
-// copied as they are.
-var literal = map[string]bool{"default": true, "const": true, "enum": true, "required": true, "type": true,
-	"title": true, "description": true, "format": true, "pattern": true}
-
-// tooLarge is the open schema that stands for what the limits cut.
-const tooLarge = "(too deep or too large to describe here)"
-
-type inliner struct {
-	d      *Document
-	where  string
-	active map[string]bool // references being inlined on the current path
-	nodes  int
-	// maxNodes caps the subschemas; whole says to give up rather than
-	// cut the schema short.
-	maxNodes int
-	whole    bool
-	// deepest is the depth the walk reached; cuts counts the places where
-	// it left a schema open (recursion or limits).
-	deepest, cuts int
-}
-
-// expansion is a referenced schema inlined once, to be reused wherever
-// the same reference appears. Only expansions that cut nothing are kept:
-// they come out the same in any context, as long as they fit its limits.
-type expansion struct {
-	schema        any
-	nodes, height int
-}
-
-// value inlines the schema v. It walks keys in order, so that the limits
-// cut the same places on every run, and never changes v, which may be
-// shared through the document's cache of referenced schemas.
-func (in *inliner) value(v any, depth int) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		in.nodes++
-		in.deepest = max(in.deepest, depth)
-		if depth > maxSchemaDepth || in.nodes > in.maxNodes {
-			if in.whole {
-				return nil, errTooLarge
-			}
-			in.cuts++
-			return map[string]any{"description": tooLarge}, nil
-		}
-		if ref, ok := x["$ref"].(string); ok {
-			return in.ref(ref, depth+1)
-		}
-		legacy := !strings.HasPrefix(in.d.Version, "3.1")
-		out := make(map[string]any, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			e := x[k]
-			switch {
-			case dropped[k] || strings.HasPrefix(k, "x-") || (legacy && k == "nullable"):
-			case literal[k]:
-				out[k] = e
-			case namesMaps[k]:
-				named, ok := e.(map[string]any)
-				if !ok {
-					continue // not a map of schemas: meaningless, dropped
-				}
-				m := make(map[string]any, len(named))
-				for _, name := range slices.Sorted(maps.Keys(named)) {
-					c, err := in.value(named[name], depth+1)
-					if err != nil {
-						return nil, err
-					}
-					m[name] = c
-				}
-				out[k] = m
-			default:
-				c, err := in.value(e, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				out[k] = c
-			}
-		}
-		if legacy {
-			// OpenAPI 3.0's exclusive bounds are flags on minimum and
-			// maximum; JSON Schema's are the bounds themselves.
-			for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
-				if flag, ok := out[b[0]].(bool); ok {
-					delete(out, b[0])
-					if bound, ok := out[b[1]]; ok && flag {
-						out[b[0]] = bound
-						delete(out, b[1])
-					}
-				}
-			}
-		}
-		if n, _ := x["nullable"].(bool); n && legacy {
-			// OpenAPI 3.0's "nullable" is JSON Schema's null type, and
-			// null must then pass an enum too.
-			if t, ok := out["type"].(string); ok {
-				out["type"] = []any{t, "null"}
-			}
-			if enum, ok := out["enum"].([]any); ok && !slices.Contains(enum, nil) {
-				out["enum"] = append(slices.Clip(enum), nil)
-			}
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			c, err := in.value(e, depth+1)
-			if err != nil {
+	sp, inDoc := d.spanOf(v)
+	d.rawMu.Lock()
+	defer d.rawMu.Unlock()
+	switch v[0] {
+	case '{':
+		m, ok := d.members[sp]
+		if !ok || !inDoc {
+			if err := decode(v, &m); err != nil {
 				return nil, err
 			}
-			out[i] = c
+			if inDoc {
+				if d.members == nil {
+					d.members = map[span]map[string]json.RawMessage{}
+				}
+				d.members[sp] = m
+			}
 		}
-		return out, nil
-	}
-	return v, nil
-}
-
-// ref inlines the schema that ref names, at depth.
-func (in *inliner) ref(ref string, depth int) (any, error) {
-	if in.active[ref] {
-		in.cuts++
-		return map[string]any{"description": "(recursive: another " + ref[strings.LastIndex(ref, "/")+1:] + ")"}, nil
-	}
-	if e, ok := in.d.expanded.Load(ref); ok {
-		e := e.(*expansion)
-		if in.nodes+e.nodes <= in.maxNodes && depth+e.height <= maxSchemaDepth {
-			in.nodes += e.nodes
-			in.deepest = max(in.deepest, depth+e.height)
-			return e.schema, nil
+		return m[t], nil
+	case '[':
+		a, ok := d.elements[sp]
+		if !ok || !inDoc {
+			if err := decode(v, &a); err != nil {
+				return nil, err
+			}
+			if inDoc {
+				if d.elements == nil {
+					d.elements = map[span][]json.RawMessage{}
+				}
+				d.elements[sp] = a
+			}
+		}
+		if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(a) && t == strconv.Itoa(i) {
+			return a[i], nil
 		}
 	}
-	target, err := in.d.decoded(ref, in.where)
-	if err != nil {
-		return nil, err
-	}
-	nodes, deepest, cuts := in.nodes, in.deepest, in.cuts
-	in.deepest = depth
-	in.active[ref] = true
-	out, err := in.value(target, depth)
-	delete(in.active, ref)
-	if err == nil && in.cuts == cuts {
-		in.d.expanded.Store(ref, &expansion{schema: out, nodes: in.nodes - nodes, height: in.deepest - depth})
-	}
-	in.deepest = max(in.deepest, deepest)
-	return out, err
-}
-
-// decoded returns the value the local reference ref names, decoded once
-// and then shared: inlining never changes it.
-func (d *Document) decoded(ref, where string) (any, error) {
-	if v, ok := d.refs.Load(ref); ok {
-		return v, nil
-	}
-	raw, err := d.resolve(ref, where)
-	if err != nil {
-		return nil, err
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
-	}
-	d.refs.Store(ref, v)
-	return v, nil
+	return nil, nil
 }

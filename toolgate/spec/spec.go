@@ -4,26 +4,35 @@
 // cycles included: GitHub's 13 MB description loads in a fraction of the
 // time and memory that a full object model takes.
 //
-// A document is untrusted input. Only local references ("#/...") are
-// followed; a reference to a file or a URL is refused with the location
-// that holds it. Malformed documents get an error that says where.
+// A document is untrusted input. Size and nesting are limited before
+// anything is decoded. Only local references ("#/...") are followed,
+// wherever they are (a path item, an operation, a parameter, a body, a
+// response, a schema); a reference to a file or a URL, or one that names
+// nothing, is refused when the document loads, with the location that
+// holds it. Schemas are converted, when a tool is first listed, to JSON
+// Schema 2020-12 that clients compile: what they could not compile is
+// dropped, and said so in the document's notes. Malformed documents get
+// an error that says where.
 package spec
 
 import (
 	"bytes"
+	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 
 	// The description is decoded with segmentio's decoder, about twice as
 	// fast as the standard library's on a large document: cold start is
-	// dominated by it.
+	// dominated by it. Schemas, decoded into trees, go through the
+	// standard library's, which is faster at that and takes time linear
+	// in their nesting.
 	json "github.com/segmentio/encoding/json"
-	"go.yaml.in/yaml/v3"
 )
 
 // Document is a loaded API description.
@@ -39,9 +48,30 @@ type Document struct {
 
 	raw      rawDocument
 	rawBytes []byte
-	tree     any      // the whole document, decoded on first need
-	refs     sync.Map // reference → its decoded value, for Inline
-	expanded sync.Map // reference → its *expansion, for Inline
+
+	// rawMu guards what references resolve to, each decoded once.
+	rawMu    sync.Mutex
+	members  map[span]map[string]json.RawMessage // an object's members, by its place in rawBytes
+	elements map[span][]json.RawMessage          // an array's elements
+	derefs   map[string]json.RawMessage          // a reference → the object it leads to
+
+	// What loading checked: schemas scanned for references, and the
+	// references followed.
+	scanned  map[span]bool
+	followed map[string]bool
+
+	// mu guards what follows: schemas converted, once, and what inlining
+	// them found.
+	mu        sync.Mutex
+	converted map[span]*schema   // a schema, converted
+	madeUp    map[string]*schema // a schema not in rawBytes, by its text, converted
+	targets   map[string]*schema // a schema reference → the schema it names
+	// namesTargets are objects of schemas given by reference (properties:
+	// {$ref: ...}), converted; namesActive those being converted.
+	namesTargets map[string][]property
+	namesActive  map[string]bool
+	notes        []Note
+	noted        map[string]bool // the notes' places and texts
 }
 
 // Operation is one method on one path.
@@ -88,12 +118,15 @@ type rawDocument struct {
 		RequestBodies   map[string]json.RawMessage `json:"requestBodies"`
 		Responses       map[string]json.RawMessage `json:"responses"`
 		SecuritySchemes map[string]json.RawMessage `json:"securitySchemes"`
+		PathItems       map[string]json.RawMessage `json:"pathItems"`
 	} `json:"components"`
 	// Swagger 2.0
 	Definitions         map[string]json.RawMessage `json:"definitions"`
 	Parameters          map[string]json.RawMessage `json:"parameters"`
 	Responses           map[string]json.RawMessage `json:"responses"`
 	SecurityDefinitions map[string]json.RawMessage `json:"securityDefinitions"`
+	// OpenAPI 3.1: requests the API sends, not operations to call.
+	Webhooks map[string]json.RawMessage `json:"webhooks"`
 }
 
 // decode decodes part of the document into v. RawMessages in v point
@@ -110,19 +143,38 @@ func decode(data []byte, v any) error {
 
 // Load reads the document at path.
 func Load(path string) (*Document, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	return LoadContext(context.Background(), path)
+}
+
+// LoadContext reads the document at path, and stops early, with
+// context.Cause(ctx), once ctx is done. A file larger than
+// MaxDocumentBytes is refused without being read.
+func LoadContext(ctx context.Context, path string) (*Document, error) {
+	data, err := readLimited(ctx, path)
+	if err == nil {
+		var doc *Document
+		if doc, err = ParseContext(ctx, data); err == nil {
+			return doc, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: loading stopped: %w", path, context.Cause(ctx))
+	}
+	var perr *os.PathError
+	if errors.As(err, &perr) {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	doc, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return doc, nil
+	return nil, fmt.Errorf("%s: %w", path, err)
 }
 
 // Parse reads a document from JSON or YAML bytes.
-func Parse(data []byte) (doc *Document, err error) {
+func Parse(data []byte) (*Document, error) {
+	return ParseContext(context.Background(), data)
+}
+
+// ParseContext is Parse that stops early, with context.Cause(ctx), once
+// ctx is done.
+func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 	defer func() {
 		// The loader must never panic on hostile input; a panic here is a
 		// bug, reported as an error rather than a crash.
@@ -130,14 +182,23 @@ func Parse(data []byte) (doc *Document, err error) {
 			doc, err = nil, fmt.Errorf("spec: the document could not be read (internal error: %v)", p)
 		}
 	}()
+	if len(data) > MaxDocumentBytes {
+		return nil, tooBig(int64(len(data)))
+	}
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return nil, errors.New("spec: the document is empty")
+		return nil, errEmpty
 	}
-	if data[0] != '{' {
+	fromYAML := data[0] != '{'
+	if fromYAML {
 		if data, err = yamlToJSON(data); err != nil {
 			return nil, err
 		}
+	} else if err := checkNesting(data); err != nil {
+		return nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
 	}
 	d := &Document{}
 	if err := decode(data, &d.raw); err != nil {
@@ -148,7 +209,7 @@ func Parse(data []byte) (doc *Document, err error) {
 		} else if serr := stdjson.Unmarshal(data, &rawDocument{}); serr != nil {
 			err = serr
 		}
-		return nil, jsonError(data, err)
+		return nil, jsonError(data, err, fromYAML)
 	}
 	d.rawBytes = data
 	switch {
@@ -162,6 +223,9 @@ func Parse(data []byte) (doc *Document, err error) {
 		return nil, errors.New("spec: neither an \"openapi\" nor a \"swagger\" field: is this an OpenAPI document?")
 	}
 	if len(d.raw.Paths) == 0 {
+		if n := len(d.raw.Webhooks); n > 0 {
+			return nil, fmt.Errorf("spec: the document has no paths, only webhooks (%d): webhooks are requests the API sends, not operations to call, so there are no tools", n)
+		}
 		return nil, errors.New("spec: the document has no paths, so no operations")
 	}
 	d.Title = d.raw.Info.Title
@@ -169,8 +233,11 @@ func Parse(data []byte) (doc *Document, err error) {
 	if err := d.securitySchemes(); err != nil {
 		return nil, err
 	}
-	if err := d.operations(); err != nil {
+	if err := d.operations(ctx); err != nil {
 		return nil, err
+	}
+	if len(d.Operations) == 0 {
+		return nil, fmt.Errorf("spec: the document's %d paths have no operations", len(d.raw.Paths))
 	}
 	return d, nil
 }
@@ -224,14 +291,20 @@ type rawOperation struct {
 	Consumes    []string                   `json:"consumes"` // Swagger 2.0
 }
 
-func (d *Document) operations() error {
+func (d *Document) operations(ctx context.Context) error {
 	paths := make([]string, 0, len(d.raw.Paths))
 	for p := range d.raw.Paths {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, path := range paths {
-		item := d.raw.Paths[path]
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		item, err := d.pathItem(d.raw.Paths[path], "paths."+path)
+		if err != nil {
+			return err
+		}
 		var shared []json.RawMessage
 		if raw, ok := item["parameters"]; ok {
 			if err := decode(raw, &shared); err != nil {
@@ -248,19 +321,64 @@ func (d *Document) operations() error {
 			if err != nil {
 				return err
 			}
+			if err := d.prepare(ctx, op); err != nil {
+				return err
+			}
 			d.Operations = append(d.Operations, op)
 		}
 	}
 	return nil
 }
 
+// pathItem returns a path item's fields, those of the path item its $ref
+// names included (its own fields win).
+func (d *Document) pathItem(item map[string]json.RawMessage, where string) (map[string]json.RawMessage, error) {
+	seen := map[string]bool{}
+	for {
+		var ref string
+		if raw, ok := item["$ref"]; !ok || decode(raw, &ref) != nil || ref == "" {
+			return item, nil
+		}
+		if seen[ref] {
+			return nil, fmt.Errorf("spec: %s: the reference %q leads back to itself", where, ref)
+		}
+		seen[ref] = true
+		raw, err := d.resolve(ref, where)
+		if err != nil {
+			return nil, err
+		}
+		var target map[string]json.RawMessage
+		if err := decode(raw, &target); err != nil {
+			return nil, fmt.Errorf("spec: %s: the reference %q: not a path item: %v", where, ref, err)
+		}
+		merged := make(map[string]json.RawMessage, len(item)+len(target))
+		for k, v := range target {
+			merged[k] = v
+		}
+		for k, v := range item {
+			if k != "$ref" {
+				merged[k] = v
+			}
+		}
+		item = merged
+	}
+}
+
 func (d *Document) operation(path, method string, raw json.RawMessage, shared []json.RawMessage, where string) (*Operation, error) {
+	all := topLevel(raw)
+	if _, ok := all["$ref"]; ok {
+		// An operation given by reference is not OpenAPI, but documents
+		// split into files do it.
+		var err error
+		if raw, err = d.deref(raw, where); err != nil {
+			return nil, err
+		}
+		all = topLevel(raw)
+	}
 	var ro rawOperation
 	if err := decode(raw, &ro); err != nil {
 		return nil, fmt.Errorf("spec: %s: %v", where, err)
 	}
-	var all map[string]json.RawMessage
-	decode(raw, &all)
 	op := &Operation{ID: ro.OperationID, Method: strings.ToUpper(method), Path: path, Summary: ro.Summary,
 		Description: ro.Description, Tags: ro.Tags, Deprecated: ro.Deprecated, Where: where, Extensions: map[string]json.RawMessage{}}
 	for k, v := range all {
@@ -352,68 +470,47 @@ func (d *Document) output(responses map[string]json.RawMessage, where string) (j
 	return nil, nil
 }
 
-func yamlToJSON(data []byte) ([]byte, error) {
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("spec: neither JSON nor YAML: %v", err)
-	}
-	v, err := jsonCompatible(v, "")
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-// jsonCompatible turns YAML's map[string]any trees, and any map with
-// non-string keys, into what encoding/json accepts.
-func jsonCompatible(v any, where string) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			c, err := jsonCompatible(e, where+"."+k)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = c
-		}
-		return x, nil
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			ks := fmt.Sprint(k)
-			c, err := jsonCompatible(e, where+"."+ks)
-			if err != nil {
-				return nil, err
-			}
-			m[ks] = c
-		}
-		return m, nil
-	case []any:
-		for i, e := range x {
-			c, err := jsonCompatible(e, fmt.Sprintf("%s[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			x[i] = c
-		}
-		return x, nil
-	}
-	return v, nil
-}
-
-// jsonError turns a decoding error into one that says where.
-func jsonError(data []byte, err error) error {
+// jsonError turns a decoding error into one that says where: the line
+// and column in a JSON document, the field in one converted from YAML.
+func jsonError(data []byte, err error, fromYAML bool) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
 		line, col := position(data, se.Offset)
 		return fmt.Errorf("spec: malformed JSON at line %d, column %d: %v", line, col, se)
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Errorf("spec: the document is %s, not an object: is this an OpenAPI document?", jsonValue[te.Value])
 	case errors.As(err, &te):
+		what := fmt.Sprintf("%s where %s was expected", jsonValue[te.Value], jsonKind(te.Type))
+		if fromYAML {
+			return fmt.Errorf("spec: %s: %s", te.Field, what)
+		}
 		line, col := position(data, te.Offset)
-		return fmt.Errorf("spec: at line %d, column %d (field %s): a %s where %s was expected", line, col, te.Field, te.Value, te.Type)
+		return fmt.Errorf("spec: at line %d, column %d (%s): %s", line, col, te.Field, what)
 	}
 	return fmt.Errorf("spec: %v", err)
+}
+
+// jsonValue names the kinds of JSON value a decoding error reports.
+var jsonValue = map[string]string{"object": "an object", "array": "an array", "string": "a string",
+	"number": "a number", "bool": "a boolean", "null": "null"}
+
+// jsonKind says what kind of JSON value decodes into t.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Interface:
+		return "a value"
+	}
+	return "a number"
 }
 
 func position(data []byte, offset int64) (line, col int) {

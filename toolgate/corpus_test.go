@@ -1,0 +1,129 @@
+package toolgate_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/rubicon-go/rubicon/internal/testspecs"
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/spec"
+)
+
+// corpusRefusals are the corpus documents that must be refused, and what
+// the error must say.
+var corpusRefusals = map[string]string{
+	"oai-examples_v2.0_json_petstore-separate_spec_swagger.json": `the reference "parameters.json#/tagsParam" leaves the document`,
+	"oai-examples_v2.0_yaml_petstore-separate_spec_swagger.yaml": `the reference "parameters.yaml#/tagsParam" leaves the document`,
+	"oai-examples_v3.1_webhook-example.json":                     "no paths, only webhooks",
+	"oai-examples_v3.1_webhook-example.yaml":                     "no paths, only webhooks",
+}
+
+// corpusExtraEnv names an environment variable that lists more documents
+// for TestCorpusSchemasCompile, separated by the system's list separator.
+const corpusExtraEnv = "TOOLGATE_CORPUS_EXTRA"
+
+// TestCorpusSchemasCompile loads every document of the corpus, GitHub's
+// and those $TOOLGATE_CORPUS_EXTRA lists, and checks that each loads or is refused with an error that
+// names it and says what is wrong; that every tool has a valid, unique
+// name; and that every tool's input and output schema, exposed or not,
+// compiles with Go's jsonschema and, in one node process per document,
+// with ajv as MCP clients set it up.
+func TestCorpusSchemasCompile(t *testing.T) {
+	docs := testspecs.CorpusDocuments(t)
+	if p := os.Getenv(testspecs.GitHubEnv); p != "" {
+		docs = append(docs, p)
+	}
+	docs = append(docs, filepath.SplitList(os.Getenv(corpusExtraEnv))...)
+	names := map[string]bool{}
+	for _, path := range docs {
+		names[testspecs.Name(path)] = true
+	}
+	for name := range corpusRefusals {
+		if !names[name] {
+			t.Errorf("%s, which must be refused, is not in the corpus", name)
+		}
+	}
+	for _, path := range docs {
+		name := testspecs.Name(path)
+		if strings.HasPrefix(name, "..") {
+			name = filepath.Base(path)
+		}
+		t.Run(name, func(t *testing.T) {
+			doc, err := spec.Load(path)
+			if want, ok := corpusRefusals[name]; ok {
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), path+": ") {
+					t.Fatalf("loaded with %v; want an error naming %s and saying %q", err, path, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat, err := toolgate.Build(doc, config.Default())
+			if err != nil {
+				t.Fatal(err)
+			}
+			schemas := toolSchemas(t, cat)
+			// Node compiles while Go's jsonschema does.
+			ajv := func() []testspecs.AjvFailure { testspecs.NodeModules(t); return nil }
+			if _, err := testspecs.NodeModulesDir(); err == nil {
+				ajv = testspecs.StartAjv(t, schemas)
+			}
+			resolveAll(t, schemas)
+			for _, f := range ajv() {
+				t.Errorf("%s: %s: %s", f.Name, f.Validator, f.Error)
+			}
+			t.Logf("%d tools, %d schemas, %d notes", len(cat.Tools), len(schemas), len(doc.Notes()))
+		})
+	}
+}
+
+// toolSchemas checks every tool's name and returns its schemas by tool
+// and kind.
+func toolSchemas(t *testing.T, cat *toolgate.Catalog) map[string]json.RawMessage {
+	schemas := map[string]json.RawMessage{}
+	seen := map[string]bool{}
+	for _, tool := range cat.Tools {
+		if !toolgate.ValidName(tool.Name) || seen[tool.Name] {
+			t.Errorf("tool name %q: invalid or not unique", tool.Name)
+		}
+		seen[tool.Name] = true
+		in, err := cat.InputSchema(tool)
+		if err != nil {
+			t.Errorf("%s: input schema: %v", tool.Name, err)
+			continue
+		}
+		out, err := cat.OutputSchema(tool)
+		if err != nil {
+			t.Errorf("%s: output schema: %v", tool.Name, err)
+			continue
+		}
+		for kind, s := range map[string]json.RawMessage{"input": in, "output": out} {
+			if s != nil {
+				schemas[fmt.Sprintf("%s %s", tool.Name, kind)] = s
+			}
+		}
+	}
+	return schemas
+}
+
+// resolveAll checks that Go's jsonschema reads and resolves every schema.
+func resolveAll(t *testing.T, schemas map[string]json.RawMessage) {
+	for key, s := range schemas {
+		var js jsonschema.Schema
+		if err := json.Unmarshal(s, &js); err != nil {
+			t.Errorf("%s: Go's jsonschema cannot read it: %v", key, err)
+			continue
+		}
+		if _, err := js.Resolve(nil); err != nil {
+			t.Errorf("%s: Go's jsonschema refuses it: %v", key, err)
+		}
+	}
+}
