@@ -261,7 +261,11 @@ func (d *Document) swagger2Body(op *Operation, ro rawOperation) {
 	if file || offered["multipart/form-data"] && !offered[ct] {
 		ct = "multipart/form-data"
 	}
-	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
+	form := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		form["required"] = required
+	}
+	schema, _ := json.Marshal(form)
 	op.Body = &Body{Required: len(required) > 0, ContentType: ct, Schema: schema, Encoding: encoding}
 }
 
