@@ -1,0 +1,53 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/rubicon-go/rubicon/journal"
+)
+
+// auditPage is how many entries a page of the audit log shows.
+const auditPage = 100
+
+// auditData is what a page of the audit log shows.
+type auditData struct {
+	Work    Work
+	Entries []auditEntry
+	// Older is the ID to read the next page before, or 0 at the end.
+	Older int64
+	First bool
+}
+
+type auditEntry struct {
+	journal.Entry
+	Evidence string
+}
+
+// audit shows the audit log, newest first, a page at a time.
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	entries, err := s.opts.Journal.Audit(r.Context(), journal.AuditFilter{Kind: s.opts.Work.Kind, Before: max(before, 0), Limit: auditPage + 1})
+	if errors.Is(err, journal.ErrNoAuditLog) {
+		Fail(w, r, http.StatusNotImplemented, "This journal's store reads the audit log one operation at a time only: open an operation to see its history.")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d := auditData{Work: s.opts.Work, First: before <= 0}
+	if len(entries) > auditPage {
+		entries = entries[:auditPage]
+		d.Older = entries[auditPage-1].ID
+	}
+	for _, e := range entries {
+		ev := ""
+		if len(e.Evidence) > 0 {
+			ev = text(map[string]any(e.Evidence))
+		}
+		d.Entries = append(d.Entries, auditEntry{e, ev})
+	}
+	Render(w, r, http.StatusOK, "Audit log", s.pages, "audit", d)
+}
