@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -22,7 +23,7 @@ type auditData struct {
 
 type auditEntry struct {
 	journal.Entry
-	Evidence string
+	Evidence []evidenceItem
 }
 
 // audit shows the audit log, newest first, a page at a time.
@@ -43,11 +44,17 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		d.Older = entries[auditPage-1].ID
 	}
 	for _, e := range entries {
-		ev := ""
-		if len(e.Evidence) > 0 {
-			ev = text(map[string]any(e.Evidence))
-		}
-		d.Entries = append(d.Entries, auditEntry{e, ev})
+		d.Entries = append(d.Entries, auditEntry{e, items(e.Evidence)})
 	}
 	Render(w, r, http.StatusOK, "Audit log", s.pages, "audit", d)
+}
+
+// items lists evidence by name.
+func items(ev journal.Evidence) []evidenceItem {
+	out := make([]evidenceItem, 0, len(ev))
+	for k, v := range ev {
+		out = append(out, evidenceItem{k, text(v)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

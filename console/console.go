@@ -272,7 +272,8 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, title
 	d := layoutData{Product: s.opts.Product, Title: title, User: v.name, Session: v.session, Body: body}
 	if v.name != "" || s.opts.Token == "" {
 		for _, n := range s.nav {
-			d.Nav = append(d.Nav, navLink{n.Title, n.Path, r.URL.Path == n.Path || strings.HasPrefix(r.URL.Path, n.Path+"/")})
+			current := r.URL.Path == n.Path || strings.HasPrefix(r.URL.Path, n.Path+"/") || r.URL.Path == "/operation" && n.Path == "/ambiguous"
+			d.Nav = append(d.Nav, navLink{n.Title, n.Path, current})
 		}
 	}
 	var out strings.Builder

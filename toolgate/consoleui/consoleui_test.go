@@ -86,11 +86,13 @@ func TestToolsPage(t *testing.T) {
 		t.Fatalf("the summary:\n%s", p.body)
 	}
 	for tool, want := range map[string][]string{
-		"createOrder": {"class-write", "POST changes state", `exposed-yes">yes`, "tags.orders.expose", "opted in: retried with one Idempotency-Key",
-			`<option value="opted_in" selected>`, "30s"},
+		"createOrder": {"class-write", "POST changes state", `exposed-yes">yes`, "tags.orders.expose", "only if not sent (ambiguous otherwise)",
+			`<option value="" selected>not set`, "30s"},
+		"listOrders": {"class-read", `exposed-yes">yes`, "only if not sent (ambiguous otherwise)", `<option value="not_sent_only" selected>`, "10s",
+			`value="10s"`},
 		"deleteOrder": {"class-destructive", `DELETE removes`, `exposed-no">no`, "only if not sent (ambiguous otherwise)", `<option value="" selected>not set`},
 		"listApiKeys": {"class-privileged", "it reads credentials", "built-in"},
-		"getOrder":    {"class-read", "transient failures retried"},
+		"getOrder":    {"class-read", "transient failures retried", `placeholder="not set"`},
 	} {
 		r := row(t, p.body, tool)
 		for _, w := range want {
@@ -119,7 +121,7 @@ func TestToolsPage(t *testing.T) {
 func TestChangeWritten(t *testing.T) {
 	s := newShop(t, shopOptions{})
 	base := s.base(t)
-	form := url.Values{"base": {base}, "tools.deleteOrder.expose": {"true"}, "tools.createOrder.retry": {"opted_in"},
+	form := url.Values{"base": {base}, "tools.deleteOrder.expose": {"true"}, "tools.listOrders.retry": {"not_sent_only"},
 		"tools.getOrder.deadline": {"10s"}, "tags.orders.expose": {"true"}}
 	p := s.post(t, "/tools/preview", form)
 	for _, want := range []string{
@@ -133,7 +135,7 @@ func TestChangeWritten(t *testing.T) {
 			t.Errorf("the preview lacks %q", want)
 		}
 	}
-	if p.status != 200 || strings.Contains(p.body, "createOrder.retry") {
+	if p.status != 200 || strings.Contains(p.body, "listOrders.retry") {
 		t.Fatalf("the preview (%d) carries settings that do not change:\n%s", p.status, p.body)
 
 	}
@@ -175,7 +177,7 @@ func TestChangeRefused(t *testing.T) {
 		form url.Values
 		want string
 	}{
-		{url.Values{"tools.createOrder.deadline": {"soon"}}, `line 10: tools.createOrder.deadline is &#34;soon&#34;; give a duration such as 30s or 2m, up to 1h`},
+		{url.Values{"tools.createOrder.deadline": {"soon"}}, `line 11: tools.createOrder.deadline is &#34;soon&#34;; give a duration such as 30s or 2m, up to 1h`},
 		{url.Values{"tags.orders.expose": {"[read, everything]"}}, `tags.orders.expose names &#34;everything&#34;, which is not a risk class`},
 		{url.Values{"tags.orders.retry": {"opted_in"}}, "Nothing to change"}, // not a setting the page changes
 		{url.Values{"tags.orders.expose": {"{"}}, "which is not a YAML value"},
@@ -207,7 +209,7 @@ func listBytes(t *testing.T, cfg string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := spec.Load(shopSpec)
+	doc, err := spec.Load(shopSpecPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,15 @@ import (
 	"github.com/rubicon-go/rubicon/toolgate/spec"
 )
 
-const shopSpec = "../../examples/shop/openapi.yaml"
+// shopSpecPath is the example shop's document; tests change directory,
+// so it is made absolute first.
+var shopSpecPath = func() string {
+	p, err := filepath.Abs("../../examples/shop/openapi.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
 
 // shopConfig is the example shop's configuration as a person keeps it.
 const shopConfig = `# toolgate's configuration for the example shop
@@ -33,7 +41,7 @@ tags:
   orders: {expose: true}
 
 tools:
-  createOrder: {retry: opted_in}   # the shop dedupes by Idempotency-Key
+  listOrders: {retry: not_sent_only, deadline: 10s}   # the listing is billed per call
 `
 
 // shop is the example shop's API, toolgate's calls of it journaled, and
@@ -59,13 +67,16 @@ func newShop(t testing.TB, o shopOptions) *shop {
 	s := &shop{api: shopapi.New()}
 	up := httptest.NewServer(s.api)
 	t.Cleanup(up.Close)
-	doc, err := spec.Load(shopSpec)
+	doc, err := spec.Load(shopSpecPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The console runs where its configuration is, as in the README, so
+	// that its pages name the file as a person gave it.
 	dir := t.TempDir()
+	t.Chdir(dir)
 	if !o.noConfig {
-		s.configPath = filepath.Join(dir, "toolgate.yaml")
+		s.configPath = "shop.yaml"
 		if err := os.WriteFile(s.configPath, []byte(shopConfig), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +100,7 @@ func newShop(t testing.TB, o shopOptions) *shop {
 		t.Fatal(err)
 	}
 	s.registry = prometheus.NewRegistry()
-	ui, err := consoleui.New(consoleui.Options{Doc: doc, SpecPath: shopSpec, ConfigPath: s.configPath, Registry: s.registry})
+	ui, err := consoleui.New(consoleui.Options{Doc: doc, SpecPath: "examples/shop/openapi.yaml", ConfigPath: s.configPath, Registry: s.registry})
 	if err != nil {
 		t.Fatal(err)
 	}
