@@ -99,6 +99,7 @@ type recorder struct {
 	status int
 }
 
+// WriteHeader implements http.ResponseWriter, keeping the status.
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
@@ -106,6 +107,7 @@ func (r *recorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
+// Write implements http.ResponseWriter.
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
@@ -113,6 +115,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// Unwrap gives http.ResponseController the writer underneath.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // logged writes a structured line for each request: what was asked, the

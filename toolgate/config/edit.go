@@ -26,6 +26,7 @@ type Setting struct {
 	Field string
 }
 
+// String names the setting as the file's path to it: tools.NAME.FIELD.
 func (s Setting) String() string { return s.Section + "." + s.Name + "." + s.Field }
 
 // Edit sets a setting to a value written in YAML ("true", "confirm",

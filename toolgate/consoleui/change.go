@@ -197,6 +197,8 @@ func (u *UI) preview(w http.ResponseWriter, r *http.Request) {
 // loader accepts them and a person confirmed each destructive or
 // privileged tool they enable.
 func (u *UI) write(w http.ResponseWriter, r *http.Request) {
+	u.writing.Lock()
+	defer u.writing.Unlock()
 	p, data, status := u.propose(w, r)
 	if p.Problem == "" && !p.Empty && p.EnableKey != "" && r.PostForm.Get("enable") != p.EnableKey {
 		p.Problem = fmt.Sprintf("Nothing was written: this change enables %s, which a person confirms by ticking the box below.",

@@ -58,6 +58,9 @@ type UI struct {
 
 	mu    sync.Mutex
 	cache *surface // the surface of the configuration last read
+	// writing serializes writes, from the check that the file is the one
+	// the form was made from to the rename.
+	writing sync.Mutex
 }
 
 // New returns toolgate's pages.
