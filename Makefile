@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate soak behaviour demo
+.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate soak behaviour demo screenshots
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -70,6 +70,11 @@ soak:
 ## go-retryablehttp.
 behaviour:
 	cd bench && $(GO) test -run TestBehaviourTable -v -count 1 .
+
+## screenshots: the console's pages, as the browser tests see them, saved
+## to docs/console for the README.
+screenshots:
+	TOOLGATE_E2E=require TOOLGATE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestBrowser' ./toolgate/consoleui
 
 ## demo: the quick start's first command.
 demo:

@@ -108,7 +108,7 @@ func needsUpdate(h Harness) string {
 }
 
 func cases() []testCase {
-	return append(journalCases(), append(ledgerCases(), limitCases()...)...)
+	return append(append(journalCases(), auditCases()...), append(ledgerCases(), limitCases()...)...)
 }
 
 // lease is the journal's lease in the suite.

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -38,6 +39,8 @@ type Caller struct {
 	redact  *redactor
 	journal *journal.Journal // nil: calls are not journaled
 	worker  string
+	metrics *Metrics     // nil: calls are not counted
+	log     *slog.Logger // nil: calls are not logged
 
 	mu      sync.Mutex
 	schemas map[string]*jsonschema.Resolved // compiled on a tool's first call
@@ -73,7 +76,7 @@ func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) 
 	}
 	c.redact = newRedactor(auth, secret)
 	if client == nil {
-		if client, err = transport.NewClient(transport.Options{}); err != nil {
+		if client, err = transport.NewClient(transport.Options{Observe: observe}); err != nil {
 			return nil, err
 		}
 	}
@@ -118,44 +121,71 @@ func ForbiddenHeader(name string, auth config.Auth) bool {
 // sends it, decides what the ending proves, and records that. The result
 // never holds the upstream's secret.
 func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) Result {
-	return c.redact.result(c.call(ctx, t, args, person))
+	start := time.Now()
+	res, info := c.call(ctx, t, args, person)
+	c.observed(t, info, time.Since(start))
+	return c.redact.result(res)
 }
 
-func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) Result {
+// Outcomes of a call, as metrics and logs name them: the journal's words
+// for a call that was sent or tried (applied, not_applied, ambiguous,
+// failed_safe), and why one was not.
+const (
+	// OutcomeRefused: not sent; the guard held it back, or a person did
+	// not accept it.
+	OutcomeRefused = "refused"
+	// OutcomeInvalid: not sent; the arguments or the request were wrong.
+	OutcomeInvalid = "invalid"
+	// OutcomeNotRecorded: not sent; the journal could not record it.
+	OutcomeNotRecorded = "not_recorded"
+)
+
+// callInfo is what a call did, for metrics and logs.
+type callInfo struct {
+	outcome string
+	key     string
+	stats   callStats
+}
+
+func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) (Result, callInfo) {
 	args, exact, refused := c.check(t, args)
 	if refused != nil {
-		return *refused
+		return *refused, callInfo{outcome: OutcomeInvalid}
 	}
 	req, err := c.request(ctx, t, exact)
 	if err != nil {
-		return errorResult("%v. Nothing was sent.", err)
+		return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid}
 	}
 	if t.Confirm {
 		if res, ok := c.confirm(ctx, t, req, exact, args, person); !ok {
-			return res
+			return res, callInfo{outcome: OutcomeRefused}
 		}
 	}
 	// The deadline starts now, once a person has answered if one was
 	// asked: their time to read is not the upstream's time to answer.
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
-	var key string
+	var info callInfo
 	if c.journals(t) {
 		var refusal string
-		key, refusal, err = c.begin(ctx, t, exact, args)
+		info.key, refusal, err = c.begin(ctx, t, exact, args)
 		if err != nil {
-			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err)
+			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded}
 		}
 		if refusal != "" {
-			return Result{IsError: true, Text: refusal}
+			return Result{IsError: true, Text: refusal}, callInfo{outcome: OutcomeRefused}
 		}
 	}
-	e := c.send(ctx, t, req, key)
+	e := c.send(ctx, t, req, info.key, &info.stats)
 	state := outcome(t, e)
-	if key != "" {
-		c.finish(context.WithoutCancel(ctx), key, state, e)
+	if info.key != "" {
+		c.finish(context.WithoutCancel(ctx), info.key, state, e)
 	}
-	return c.tell(t, e, state)
+	if errors.Is(e.err, context.DeadlineExceeded) {
+		info.stats.deadline = true
+	}
+	info.outcome = string(state)
+	return c.tell(t, e, state), info
 }
 
 // journals reports whether the calls of t are recorded and guarded.
@@ -193,8 +223,8 @@ func (c *Caller) check(t *Tool, args json.RawMessage) (json.RawMessage, map[stri
 
 // send sends req, the request of a call of t journaled under key ("" if
 // it is not), through rubicon's transport in the tool's retry mode, and
-// returns how it ended.
-func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key string) ending {
+// returns how it ended. The transport's attempts are counted in stats.
+func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key string, stats *callStats) ending {
 	switch {
 	case t.Retry == retry.OptedIn:
 		// One key for this tool call, sent on every attempt.
@@ -206,6 +236,7 @@ func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key strin
 		ctx = transport.WithMode(ctx, t.Retry)
 	}
 	ctx = withRedirects(ctx, !t.Journaled())
+	ctx = context.WithValue(ctx, statsKey{}, stats)
 	resp, err := c.client.Do(req.WithContext(ctx))
 	if err != nil {
 		return ending{err: err}
@@ -358,6 +389,7 @@ type ending struct {
 	truncated bool
 	broken    bool     // the body broke off while it was read
 	location  *url.URL // where a redirect points, if it says
+	requestID string   // the upstream's id of the request, if it gave one
 }
 
 // read reads the upstream's answer.
@@ -377,7 +409,28 @@ func (c *Caller) read(resp *http.Response) ending {
 	if loc, err := resp.Location(); err == nil {
 		e.location = loc
 	}
+	e.requestID = requestID(resp.Header)
 	return e
+}
+
+// requestIDHeaders are the headers in which APIs commonly name the
+// request they answered, which their support can look up.
+var requestIDHeaders = []string{"X-Request-Id", "Request-Id", "X-Correlation-Id", "X-Github-Request-Id", "X-Amzn-Requestid", "X-Amz-Request-Id"}
+
+// requestID returns the upstream's id of the request it answered, cut to
+// a sane length, or "".
+func requestID(h http.Header) string {
+	for _, name := range requestIDHeaders {
+		if v := strings.TrimSpace(h.Get(name)); v != "" {
+			return truncate(strings.Map(func(r rune) rune {
+				if r < ' ' || r == 0x7f {
+					return -1
+				}
+				return r
+			}, v), 200)
+		}
+	}
+	return ""
 }
 
 // outcome decides what the ending e of a call of t proves: the state the
@@ -533,6 +586,9 @@ func (c *Caller) finish(ctx context.Context, key string, state journal.State, e 
 	}
 	if e.status != 0 {
 		r.Evidence = journal.Evidence{"status": e.status}
+		if e.requestID != "" {
+			r.Evidence["provider_request_id"] = c.redact.string(e.requestID)
+		}
 		loc := c.location(e)
 		if loc != "" && e.status/100 == 3 {
 			r.Evidence["location"] = loc

@@ -32,9 +32,13 @@ type HTTPOptions struct {
 	// refused: it comes from a web page, and a page must not drive tools.
 	// The server's own origin is always allowed.
 	AllowedOrigins []string
+	// Metrics, if not nil, answers GET /metrics (Prometheus's text
+	// format), behind the same token and origin checks as MCP.
+	Metrics http.Handler
 }
 
-// HTTPHandler returns the Streamable HTTP endpoint for srv. Besides the
+// HTTPHandler returns the Streamable HTTP endpoint for srv, and /metrics
+// when opts.Metrics is set. Besides the
 // SDK's own protection (a request to a loopback address must name a
 // loopback Host, which defeats DNS rebinding), it refuses requests whose
 // Origin is neither the server's own nor allowed and, when a token is set,
@@ -51,6 +55,12 @@ func HTTPHandler(srv *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: 4 << 20,
 	})
+	if opts.Metrics != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", opts.Metrics)
+		mux.Handle("/", h)
+		h = mux
+	}
 	if opts.Token != "" {
 		if len(opts.Token) < MinTokenLength {
 			return nil, fmt.Errorf("the bearer token in $%s is shorter than %d characters; use a random one (openssl rand -hex 32)", TokenEnv, MinTokenLength)

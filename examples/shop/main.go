@@ -1,8 +1,9 @@
 // Command shop is toolgate's example: a small order API on loopback and an
 // agent's session with it through toolgate.
 //
-//	go run ./examples/shop            # the session, start to end, in one process
-//	go run ./examples/shop --serve    # only the API, on 127.0.0.1:8080, for toolgate serve
+//	go run ./examples/shop                   # the session, start to end, in one process
+//	go run ./examples/shop --db /tmp/shop.db # the same, keeping the journal for toolgate console
+//	go run ./examples/shop --serve           # only the API, on 127.0.0.1:8080, for toolgate serve
 //
 // The API is described by openapi.yaml next to this file. It places,
 // reads, deletes and refunds orders and lists API keys; toolgate exposes
@@ -37,6 +38,7 @@ func main() {
 	serveOnly := flag.Bool("serve", false, "only serve the API")
 	addr := flag.String("addr", "127.0.0.1:8080", "where the API listens with --serve")
 	lose := flag.Int("lose", 0, "with --serve: apply the next `N` order placements and drop their answers")
+	keep := flag.String("db", "", "keep the journal in `FILE` (a new one), for toolgate console --db FILE; by default it is thrown away")
 	flag.Parse()
 	if *serveOnly {
 		api := shopapi.New()
@@ -57,7 +59,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(context.Background(), os.Stdout, specPath()); err != nil {
+	if err := run(context.Background(), os.Stdout, specPath(), *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "shop:", err)
 		os.Exit(1)
 	}
@@ -75,8 +77,9 @@ func specPath() string {
 }
 
 // run plays an agent's session: list the tools, place an order, place one
-// whose answer is lost, try again, and call a hidden tool by name.
-func run(ctx context.Context, out io.Writer, specPath string) error {
+// whose answer is lost, try again, and call a hidden tool by name. The
+// journal is kept in the file keep, if not "".
+func run(ctx context.Context, out io.Writer, specPath, keep string) error {
 	api := shopapi.New()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,12 +99,18 @@ func run(ctx context.Context, out io.Writer, specPath string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "toolgate-shop-")
-	if err != nil {
-		return err
+	dbPath := keep
+	if keep == "" {
+		dir, err := os.MkdirTemp("", "toolgate-shop-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		dbPath = filepath.Join(dir, "journal.db")
+	} else if _, err := os.Stat(keep); err == nil {
+		return fmt.Errorf("%s exists: give --db a new file, so that the session starts from an empty journal", keep)
 	}
-	defer os.RemoveAll(dir)
-	db, err := sqlstore.Open(ctx, filepath.Join(dir, "journal.db"), sqlstore.Options{})
+	db, err := sqlstore.Open(ctx, dbPath, sqlstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -183,5 +192,8 @@ func run(ctx context.Context, out io.Writer, specPath string) error {
 	}
 	fmt.Fprintf(out, "\nThe API holds %d orders from %d placements sent; the journal keeps %d call with an unknown outcome for a person to settle (toolgate calls, toolgate resolve).\n",
 		api.Orders(), api.Effects(), len(ambiguous))
+	if keep != "" {
+		fmt.Fprintf(out, "The journal is in %s: toolgate console %s --db %s shows the call, to settle it.\n", keep, specPath, keep)
+	}
 	return nil
 }

@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/sqlstore"
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/spec"
 )
 
 // TestRunTellsTheStory keeps the README's toolgate quick start honest:
@@ -12,7 +19,7 @@ import (
 // repeated call is refused, and the API applied each placement once.
 func TestRunTellsTheStory(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), &out, "openapi.yaml"); err != nil {
+	if err := run(context.Background(), &out, "openapi.yaml", ""); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -34,5 +41,51 @@ func TestRunTellsTheStory(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestRunKeepsTheJournal keeps the journal for the console's quick start:
+// the lost call is in it, ambiguous.
+func TestRunKeepsTheJournal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "shop.db")
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, "openapi.yaml", db); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "toolgate console openapi.yaml --db "+db) {
+		t.Errorf("the output does not say where the journal is:\n%s", out.String())
+	}
+	store, err := sqlstore.Open(context.Background(), db, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ops, err := journal.New(store.JournalStore(), journal.Options{}).List(context.Background(),
+		journal.Filter{Kind: toolgate.JournalKind, States: []journal.State{journal.Ambiguous}})
+	if err != nil || len(ops) != 1 || ops[0].Evidence["tool"] != "createOrder" {
+		t.Fatalf("the kept journal: %+v, %v", ops, err)
+	}
+	if err := run(context.Background(), &out, "openapi.yaml", db); err == nil || !strings.Contains(err.Error(), "give --db a new file") {
+		t.Errorf("a journal that exists: %v", err)
+	}
+}
+
+// TestConfigLoads checks the example's configuration with the loader
+// that serve and the console use.
+func TestConfigLoads(t *testing.T) {
+	cfg, err := config.Load("toolgate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := spec.Load("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := toolgate.Build(doc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cat.Lookup("listOrders").Deadline.String(); got != "10s" || cfg.Upstream.URL != "http://127.0.0.1:8080" || len(cat.Exposed()) != 4 {
+		t.Errorf("listOrders' deadline %s, upstream %s, %d tools exposed", got, cfg.Upstream.URL, len(cat.Exposed()))
 	}
 }

@@ -249,6 +249,15 @@ func TestErrorMessages(t *testing.T) {
 			"toolgate serve: the journal's address postgres://u:xxxxx@h/%zz is not a PostgreSQL URL; give postgres://USER@HOST:PORT/DATABASE"},
 		{append([]string{"serve", shop, "--stdio", "--db", "/nonexistent/dir/j.db"}, upstream...), cli.ExitFailure,
 			"toolgate serve: cannot create database /nonexistent/dir/j.db: the directory /nonexistent/dir does not exist"},
+		{[]string{"console"}, cli.ExitUsage, "toolgate console: give SPEC, the OpenAPI document (JSON or YAML)"},
+		{[]string{"console", shop, "--addr", "abc"}, cli.ExitUsage,
+			"toolgate console: --addr abc: give a port, such as 8080, or host:port, such as 127.0.0.1:8080"},
+		{[]string{"console", shop, "--addr", "0.0.0.0:0", "--db", db}, cli.ExitFailure,
+			"toolgate console: listening on an address other than loopback requires a bearer token in $TOOLGATE_TOKEN"},
+		{[]string{"console", shop, "--addr", busy.Addr().String(), "--db", db}, cli.ExitFailure,
+			"toolgate console: " + busy.Addr().String() + " is already in use by another program: stop it, or give another port with --addr"},
+		{[]string{"console", filepath.Join(dir, "missing.yaml"), "--db", db}, cli.ExitFailure,
+			"toolgate console: cannot read the document " + filepath.Join(dir, "missing.yaml") + ": no such file"},
 		{[]string{"calls", "extra", "--db", db}, cli.ExitUsage, `toolgate calls: unexpected argument "extra": toolgate calls takes none`},
 		{[]string{"resolve"}, cli.ExitUsage, "toolgate resolve: give KEY, the key of the call as toolgate calls lists it"},
 		{[]string{"resolve", "k", "--applied", "--db", db}, cli.ExitUsage, "toolgate resolve: say either --applied or --not-applied, and --note what you checked"},
@@ -281,7 +290,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	_, list, _ := strings.Cut(top, "commands:\n")
 	list, _, _ = strings.Cut(list, "\n\n")
 	names := regexp.MustCompile(`(?m)^  (\S+)`).FindAllStringSubmatch(list, -1)
-	if code != cli.ExitOK || len(names) != 6 {
+	if code != cli.ExitOK || len(names) != 7 {
 		t.Fatalf("help: exit %d, %d commands:\n%s", code, len(names), top)
 	}
 	for _, m := range names {

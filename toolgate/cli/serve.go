@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 
 	"github.com/spf13/pflag"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/console"
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/toolgate"
@@ -30,9 +36,12 @@ func serveCommand() *command.Command {
 		Synopsis: "SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]",
 		Summary:  "the MCP server, over stdio or Streamable HTTP",
 		Help: `--http ADDR listens on the loopback interface when ADDR is a port; any other
-address needs a bearer token in $TOOLGATE_TOKEN. Calls of tools that change
-state are journaled; calls that a stopped server left in flight become
-ambiguous while it serves (toolgate calls).`,
+address needs a bearer token in $TOOLGATE_TOKEN. Over HTTP, GET /metrics
+answers in Prometheus's text format, behind the same token: calls by tool,
+risk class and outcome, retries, deadlines that ran out, and the calls whose
+outcome is unknown. Each call is logged on standard error, as a structured
+line. Calls of tools that change state are journaled; calls that a stopped
+server left in flight become ambiguous while it serves (toolgate calls).`,
 		Flags: func(f *pflag.FlagSet) {
 			f.StringVar(&sf.config, "config", "", "the configuration, a YAML `FILE`")
 			f.StringVar(&sf.upstream, "upstream", "", "the upstream API's base `URL` (default: the configuration's, else the document's first server)")
@@ -77,6 +86,11 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	if err != nil {
 		return err
 	}
+	reg, err := serveMetrics(j)
+	if err != nil {
+		return err
+	}
+	caller.Instrument(reg.calls, slog.New(slog.NewTextHandler(r.Stderr, nil)))
 	srv, err := toolgate.NewServer(cat, caller)
 	if err != nil {
 		return err
@@ -90,14 +104,15 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	}
 	ln, err := net.Listen("tcp", sf.http)
 	if err != nil {
-		return listenError(sf.http, err)
+		return listenError("--http", sf.http, err)
 	}
 	auth := "no token"
 	if token != "" {
 		auth = "bearer token from $" + toolgate.TokenEnv
 	}
 	r.Logf("serving %s at http://%s/ (%s)", summary, ln.Addr(), auth)
-	return g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: sf.origins})
+	return g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: sf.origins,
+		Metrics: promhttp.HandlerFor(reg.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})})
 }
 
 // check checks what the flags say before anything is read.
@@ -106,7 +121,7 @@ func (sf *serveFlags) check() error {
 		return command.Usagef("give either --stdio or --http ADDR")
 	}
 	if sf.http != "" {
-		addr, err := listenAddress(sf.http)
+		addr, err := listenAddress("--http", sf.http)
 		if err != nil {
 			return command.Usagef("%v", err)
 		}
@@ -141,4 +156,28 @@ func upstream(flag, specPath string, cat *toolgate.Catalog, cfg *config.Config) 
 		return "", fmt.Errorf("%s names no server: give --upstream URL or upstream.url in the configuration", specPath)
 	}
 	return base, nil
+}
+
+// served is what serve's /metrics reports.
+type served struct {
+	registry *prometheus.Registry
+	calls    *toolgate.Metrics
+}
+
+// serveMetrics registers the metrics of a server of tools over
+// journal j, in a registry of its own: the calls, the ambiguous calls in
+// the journal, and the process's.
+func serveMetrics(j *journal.Journal) (served, error) {
+	reg := prometheus.NewRegistry()
+	m, err := toolgate.NewMetrics(reg)
+	if err != nil {
+		return served{}, err
+	}
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		console.NewAmbiguousCollector(j, toolgate.JournalKind, "toolgate_ambiguous_open", "Tool calls whose outcome is unknown, for a person to settle.")} {
+		if err := reg.Register(c); err != nil {
+			return served{}, err
+		}
+	}
+	return served{reg, m}, nil
 }
