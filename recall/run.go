@@ -18,9 +18,7 @@ import (
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
-	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/sqlstore"
-	"github.com/rubicon-go/rubicon/transport"
 )
 
 // opKind is the journal kind of a paid transcription request.
@@ -28,7 +26,9 @@ const opKind = "transcribe"
 
 // RunOptions configure Run.
 type RunOptions struct {
-	Provider provider.Provider
+	// Provider sends the paid requests, each through its one client and
+	// within its timeout.
+	Provider *provider.Provider
 	// PricePerMinute in micro-dollars.
 	PricePerMinute ledger.Amount
 	// Budget caps what the batch may spend, held and settled together,
@@ -46,9 +46,6 @@ type RunOptions struct {
 	// Worker names this process in leases and the audit log; default
 	// host:pid.
 	Worker string
-	// Timeout bounds each paid request, every attempt included; default
-	// 10 minutes. A request that runs out of time may have been applied.
-	Timeout time.Duration
 	// Lease is how long a stopped run's requests stay in flight before the
 	// next run declares them ambiguous; default 30 s. Running workers renew
 	// theirs.
@@ -119,9 +116,6 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = 10 * time.Minute
 	}
 	if opts.Worker == "" {
 		opts.Worker = journal.ProcessWorker()
@@ -426,12 +420,10 @@ func (r *run) chunk(ctx context.Context, sha string, c chunkPlan) {
 		return
 	}
 
-	// The boundary: from here on, a failure may have been paid for. Whatever
-	// the client's settings, nothing that was sent is sent again.
-	callCtx, cancel := context.WithTimeout(transport.WithMode(r.sendCtx, retry.NotSentOnly), r.opts.Timeout)
+	// The boundary: from here on, a failure may have been paid for; the
+	// provider's client never sends what was sent again.
 	note := func(ev journal.Evidence) error { return r.j.Annotate(context.WithoutCancel(ctx), c.key, r.worker, ev) }
-	t, callErr := r.opts.Provider.Transcribe(callCtx, provider.Chunk{Key: c.key, Path: path, Size: size, Duration: c.duration, Note: note})
-	cancel()
+	t, callErr := r.opts.Provider.Transcribe(r.sendCtx, provider.Chunk{Key: c.key, Path: path, Size: size, Duration: c.duration, Note: note})
 	rep := provider.Report(r.worker, callErr)
 	if callErr == nil {
 		rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": r.opts.Provider.Name(), "model": r.opts.Provider.Model()}

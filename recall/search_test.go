@@ -12,7 +12,6 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
-	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
@@ -57,11 +56,10 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 	if rep := w.run(recall.RunOptions{Workers: 1}); rep.Ambiguous != 2 {
 		t.Fatalf("run: %+v", rep)
 	}
-	openai := w.provider().(*provider.OpenAI)
-	if _, err := w.a.Reconcile(context.Background(), "b", openai); !errors.Is(err, recall.ErrCannotAsk) {
+	if _, err := w.a.Reconcile(context.Background(), "b", w.provider("openai")); !errors.Is(err, recall.ErrCannotAsk) {
 		t.Fatalf("reconcile with a provider that cannot be asked: %v", err)
 	}
-	res, err := w.a.Reconcile(context.Background(), "b", &provider.Sandbox{OpenAI: *openai})
+	res, err := w.a.Reconcile(context.Background(), "b", w.provider("sandbox"))
 	if err != nil || len(res) != 2 {
 		t.Fatalf("reconcile: %+v, %v", res, err)
 	}
