@@ -92,7 +92,7 @@ func TestLockedDatabaseWaitsThenFails(t *testing.T) {
 func TestMigrations(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
-		dsn := b.dsn(t)
+		dsn := b.DSN(t)
 		app := []sqlstore.Migration{
 			{Component: "app", Version: 1, Name: "items",
 				SQLite:   "CREATE TABLE app_items (id TEXT PRIMARY KEY, op_key TEXT REFERENCES rubicon_operations (key))",
@@ -263,9 +263,9 @@ func TestFileURIs(t *testing.T) {
 func TestUpgradeKeepsTheAuditLog(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
-		dsn := b.dsn(t)
+		dsn := b.DSN(t)
 		driver, file, rawDSN := "sqlite", "schema/core_sqlite_1.sql", "file:"+dsn
-		if b.name == "postgres" {
+		if b.Name == "postgres" {
 			driver, file, rawDSN = "pgx", "schema/core_postgres_1.sql", dsn
 		}
 		v1, err := os.ReadFile(file)
