@@ -44,9 +44,3 @@ func (a *Archive) Estimate(ctx context.Context, batch string, pricePerMinute led
 	}
 	return est, err
 }
-
-// priceOf is the cost of d at perMinute, billed per started second.
-func priceOf(d time.Duration, perMinute ledger.Amount) ledger.Amount {
-	secs := int64((d + time.Second - 1) / time.Second)
-	return ledger.Amount((secs*int64(perMinute) + 59) / 60)
-}

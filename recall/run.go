@@ -366,6 +366,12 @@ func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *
 // price is the cost of d, billed per started second.
 func (r *run) price(d time.Duration) ledger.Amount { return priceOf(d, r.opts.PricePerMinute) }
 
+// priceOf is the cost of d at perMinute, billed per started second.
+func priceOf(d time.Duration, perMinute ledger.Amount) ledger.Amount {
+	secs := int64((d + time.Second - 1) / time.Second)
+	return ledger.Amount((secs*int64(perMinute) + 59) / 60)
+}
+
 // fail marks the batch's files of a content as failed before any payment.
 func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 	if err := r.a.store.FailContent(context.WithoutCancel(ctx), r.batch, sha, phase, cause.Error()); err != nil {

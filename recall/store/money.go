@@ -8,9 +8,6 @@ import (
 	"github.com/rubicon-go/rubicon/ledger"
 )
 
-// account is the ledger account that holds a batch's budget.
-func account(batch string) string { return "recall/batch/" + batch }
-
 // noLimit is the limit of a batch without a budget.
 const noLimit = ledger.Amount(1 << 60)
 

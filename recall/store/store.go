@@ -94,6 +94,9 @@ func (s *Store) texts(ctx context.Context, query string, args ...any) ([]string,
 	}, query, args...)
 }
 
+// account is the ledger account that holds a batch's budget.
+func account(batch string) string { return "recall/batch/" + batch }
+
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
 func fromMicros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
