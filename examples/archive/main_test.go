@@ -62,7 +62,7 @@ func dollars(t *testing.T, text, re string) int64 {
 func micro(t *testing.T, s string) int64 {
 	t.Helper()
 	whole, frac, _ := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(whole+(frac+"000000")[:6], 10, 64)
+	n, err := strconv.ParseInt(whole+(frac + "000000")[:6], 10, 64)
 	if err != nil {
 		t.Fatalf("amount %q: %v", s, err)
 	}
