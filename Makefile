@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate soak behaviour demo screenshots
+.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate callpath soak behaviour demo screenshots
 
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
@@ -60,6 +60,11 @@ bench-hash:
 bench-toolgate:
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x -count 3 ./cmd/toolgate
 	$(GO) test -run '^$$' -bench 'Call' -benchtime 3000x -count 3 ./cmd/toolgate
+
+## callpath: the files one recall-archive run chunk passes through, as
+## docs/architecture.md counts them (bench/callpath.sh; ffmpeg, python3).
+callpath:
+	bench/callpath.sh
 
 ## soak: the crash test with SOAKRUNS random kill points per backend.
 SOAKRUNS ?= 1000

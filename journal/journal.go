@@ -245,6 +245,10 @@ type Filter struct {
 	Kind          string
 	SubjectPrefix string
 	States        []State
+	// Keys selects the operations with these keys, however many: a
+	// product that keeps its operations' keys beside its own rows reads
+	// their states in one call. A key without an operation selects nothing.
+	Keys []string
 	// Limit caps the number returned; 0 means no cap.
 	Limit int
 }

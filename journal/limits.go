@@ -94,6 +94,11 @@ func checkFilter(f Filter) error {
 			return invalid(fmt.Errorf("filter state %q is not a state: use one of %v", s, States))
 		}
 	}
+	for _, k := range f.Keys {
+		if err := checkKey(k); err != nil {
+			return err
+		}
+	}
 	if f.Limit < 0 {
 		return invalid(fmt.Errorf("filter limit %d is negative: use 0 for no limit", f.Limit))
 	}

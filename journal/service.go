@@ -649,10 +649,11 @@ func corruptError(errs []*CorruptError) error {
 	return errors.Join(out...)
 }
 
-// Scope selects the operations RetrySafe considers.
+// Scope selects the operations RetrySafe considers, as [Filter] does.
 type Scope struct {
 	Kind          string
 	SubjectPrefix string
+	Keys          []string
 	// By names who asked, for the audit log.
 	By string
 }
@@ -683,12 +684,13 @@ func (j *Journal) RetrySafe(ctx context.Context, scope Scope) (RetryReport, erro
 	if err := checkName("the name of who asked (By)", by); err != nil {
 		return rep, err
 	}
-	if err := checkFilter(Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix}); err != nil {
+	f := Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix, Keys: scope.Keys}
+	if err := checkFilter(f); err != nil {
 		return rep, err
 	}
 	err := j.store.Update(ctx, func(tx Tx) error {
 		rep = RetryReport{}
-		ops, err := tx.Operations(ctx, Filter{Kind: scope.Kind, SubjectPrefix: scope.SubjectPrefix})
+		ops, err := tx.Operations(ctx, f)
 		damaged, err := splitCorrupt(err)
 		if err != nil {
 			return err

@@ -71,6 +71,15 @@ type Hold struct {
 	Updated   time.Time
 }
 
+// HoldFilter selects holds. Empty fields select everything.
+type HoldFilter struct {
+	Account string
+	// Operation selects the holds that pay for the journal operation with
+	// this key.
+	Operation string
+	States    []HoldState
+}
+
 // Totals are the sums of an account's holds, for [Ledger.Verify].
 type Totals struct {
 	Held    Amount // sum of the amounts of held holds
@@ -127,6 +136,8 @@ type Tx interface {
 	UpdateHold(ctx context.Context, h Hold) error
 	// HoldTotals returns the sums of each account's holds.
 	HoldTotals(ctx context.Context) (map[string]Totals, error)
+	// Holds returns the holds that f selects, oldest first.
+	Holds(ctx context.Context, f HoldFilter) ([]Hold, error)
 }
 
 // Store runs functions in transactions.
@@ -178,6 +189,28 @@ func (l *Ledger) Account(ctx context.Context, name string) (acct Account, err er
 		return err
 	})
 	return acct, err
+}
+
+// Holds returns the holds that f selects, oldest first: what an account
+// holds, or what pays for an operation.
+func (l *Ledger) Holds(ctx context.Context, f HoldFilter) (holds []Hold, err error) {
+	if err := checkHoldFilter(f); err != nil {
+		return nil, err
+	}
+	err = l.store.View(ctx, func(tx Tx) error {
+		holds, err = tx.Holds(ctx, f)
+		return err
+	})
+	return holds, err
+}
+
+// HoldsTx is Holds inside the caller's transaction, for example to settle
+// or release what pays for an operation as its outcome is recorded.
+func (l *Ledger) HoldsTx(ctx context.Context, tx Tx, f HoldFilter) ([]Hold, error) {
+	if err := checkHoldFilter(f); err != nil {
+		return nil, err
+	}
+	return tx.Holds(ctx, f)
 }
 
 // HoldRequest asks for a hold.

@@ -50,6 +50,21 @@ func checkID(what, id string, max int) error {
 	return invalid(input.Text(what, id, max))
 }
 
+func checkHoldFilter(f HoldFilter) error {
+	if err := input.Text("account name", f.Account, MaxNameBytes); err != nil {
+		return invalid(err)
+	}
+	if err := input.Text("operation key", f.Operation, MaxIDBytes); err != nil {
+		return invalid(err)
+	}
+	for _, s := range f.States {
+		if s != Held && s != Settled && s != Voided {
+			return invalid(fmt.Errorf("filter state %q is not a hold's state: use %s, %s or %s", s, Held, Settled, Voided))
+		}
+	}
+	return nil
+}
+
 // OverflowError reports a settlement that would take an account's counters
 // past [MaxAmount].
 type OverflowError struct {

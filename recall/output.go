@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/provider"
-	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
 // errIncomplete reports a content whose chunks are not all transcribed.
@@ -34,65 +33,52 @@ type Document struct {
 // document assembles sha's transcript, or returns errIncomplete.
 func (a *Archive) document(ctx context.Context, sha string) (Document, error) {
 	doc := Document{SHA256: sha, Segments: []provider.Segment{}}
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT c.idx, c.count, c.start_us, c.duration_us, t.provider, t.model, t.text, t.segments
-			FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
-			WHERE c.sha256 = $1 ORDER BY c.idx`, sha)
-		if err != nil {
-			return err
+	parts, err := a.store.Parts(ctx, sha)
+	if err != nil {
+		return doc, err
+	}
+	if len(parts) == 0 {
+		return doc, errIncomplete
+	}
+	var texts []string
+	for _, p := range parts {
+		if !p.Transcribed {
+			return doc, errIncomplete
 		}
-		defer rows.Close()
-		var texts []string
-		n := 0
-		for rows.Next() {
-			var idx, count int
-			var start, dur int64
-			var prov, model, text, segs *string
-			if err := rows.Scan(&idx, &count, &start, &dur, &prov, &model, &text, &segs); err != nil {
-				return err
-			}
-			n++
-			if text == nil {
-				return errIncomplete
-			}
-			doc.Provider, doc.Model = *prov, *model
-			offset := time.Duration(start) * time.Microsecond
-			doc.Duration = offset + time.Duration(dur)*time.Microsecond
-			var ss []provider.Segment
-			if err := json.Unmarshal([]byte(*segs), &ss); err != nil {
-				return fmt.Errorf("chunk %d of %s: %w", idx, sha[:12], err)
-			}
-			for _, s := range ss {
-				s.Start += offset
-				s.End += offset
-				doc.Segments = append(doc.Segments, s)
-			}
-			if t := strings.TrimSpace(*text); t != "" {
-				texts = append(texts, t)
-			}
+		doc.Provider, doc.Model = p.Provider, p.Model
+		doc.Duration = p.Start + p.Duration
+		for _, seg := range p.Segments {
+			seg.Start += p.Start
+			seg.End += p.Start
+			doc.Segments = append(doc.Segments, seg)
 		}
-		if n == 0 {
-			return errIncomplete
+		if t := strings.TrimSpace(p.Text); t != "" {
+			texts = append(texts, t)
 		}
-		doc.Text = strings.Join(texts, "\n")
-		return rows.Err()
-	})
-	return doc, err
+	}
+	doc.Text = strings.Join(texts, "\n")
+	return doc, nil
 }
 
 // writeOutputs writes the transcript of sha, in every format, for each of
 // its files in batch.
 func (a *Archive) writeOutputs(ctx context.Context, batch, sha, dir string) error {
+	return a.export(ctx, batch, sha, dir, Formats)
+}
+
+// export writes the transcript of sha, in formats, for each of its files
+// in batch.
+func (a *Archive) export(ctx context.Context, batch, sha, dir string, formats []string) error {
 	doc, err := a.document(ctx, sha)
 	if err != nil {
 		return err
 	}
-	paths, err := a.itemPaths(ctx, batch, sha)
+	paths, err := a.store.AddedPaths(ctx, batch, sha)
 	if err != nil {
 		return err
 	}
 	for _, p := range paths {
-		for _, f := range Formats {
+		for _, f := range formats {
 			if err := writeAtomically(filepath.Join(dir, outputName(p, sha, f)), render(doc, f)); err != nil {
 				return err
 			}
@@ -113,10 +99,6 @@ func outputName(path, sha, format string) string {
 		return r
 	}, base)
 	return fmt.Sprintf("%s.%s.%s", base, sha[:8], format)
-}
-
-func (a *Archive) itemPaths(ctx context.Context, batch, sha string) ([]string, error) {
-	return a.texts(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = 'added' ORDER BY path`, batch, sha)
 }
 
 // render formats doc as txt, srt, vtt or json.

@@ -16,8 +16,6 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
-	"github.com/rubicon-go/rubicon/retry"
-	"github.com/rubicon-go/rubicon/transport"
 )
 
 // standIn is a loopback server playing a provider's API, from the
@@ -145,17 +143,17 @@ func (s *standIn) assemblyai(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func standInClient(t *testing.T) *http.Client {
-	c, err := transport.NewClient(transport.Options{Policy: retry.MustNew(retry.DefaultConfig())})
+func standInProvider(t *testing.T, o provider.Options) *provider.Provider {
+	p, err := provider.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return p
 }
 
-func runWith(t *testing.T, w *world, p provider.Provider) recall.RunReport {
+func runWith(t *testing.T, w *world, p *provider.Provider) recall.RunReport {
 	t.Helper()
-	rep, err := w.a.Run(context.Background(), "b", recall.RunOptions{Provider: p, PricePerMinute: 4300, CacheDir: w.cache, Out: w.out, Timeout: 5 * time.Second})
+	rep, err := w.a.Run(context.Background(), "b", recall.RunOptions{Provider: p, PricePerMinute: 4300, CacheDir: w.cache, Out: w.out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +167,7 @@ func TestDeepgram(t *testing.T) {
 			s := newStandIn(fault)
 			srv := httptest.NewServer(http.HandlerFunc(s.deepgram))
 			defer srv.Close()
-			dg := &provider.Deepgram{BaseURL: srv.URL, ModelName: "nova-3", APIKey: "dg-key", ProjectID: "p1", Client: standInClient(t)}
+			dg := standInProvider(t, provider.Options{Name: "deepgram", BaseURL: srv.URL, Model: "nova-3", APIKey: "dg-key", Project: "p1", Timeout: 5 * time.Second})
 			rep := runWith(t, w, dg)
 			if fault == "" {
 				if rep.Done != 1 {
@@ -214,7 +212,7 @@ func TestAssemblyAI(t *testing.T) {
 			s := newStandIn(tt.fault)
 			srv := httptest.NewServer(http.HandlerFunc(s.assemblyai))
 			defer srv.Close()
-			aai := &provider.AssemblyAI{BaseURL: srv.URL, ModelName: "best", APIKey: "aai-key", Client: standInClient(t), PollEvery: 10 * time.Millisecond}
+			aai := standInProvider(t, provider.Options{Name: "assemblyai", BaseURL: srv.URL, Model: "best", APIKey: "aai-key", Timeout: 5 * time.Second, PollEvery: 10 * time.Millisecond})
 			rep := runWith(t, w, aai)
 			if !tt.want(rep) {
 				t.Fatalf("run with %q: %+v", tt.fault, rep)

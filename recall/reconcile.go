@@ -28,9 +28,8 @@ type Reconciled struct {
 // it from the answer, with the evidence recorded: applied (with the
 // transcript the provider kept) or not applied. A provider that cannot be
 // asked gets ErrCannotAsk and nothing changes.
-func (a *Archive) Reconcile(ctx context.Context, batch string, prov provider.Provider) ([]Reconciled, error) {
-	asker, ok := prov.(provider.Lookup)
-	if !ok {
+func (a *Archive) Reconcile(ctx context.Context, batch string, prov *provider.Provider) ([]Reconciled, error) {
+	if !prov.KeepsRecords() {
 		return nil, fmt.Errorf("%w: %s keeps no record that can be looked up per request; check its usage page around the times 'recall-archive ambiguous' shows, and resolve each request by hand", ErrCannotAsk, prov.Name())
 	}
 	items, err := a.Ambiguous(ctx, batch)
@@ -44,7 +43,7 @@ func (a *Archive) Reconcile(ctx context.Context, batch string, prov provider.Pro
 		for k, v := range it.Evidence {
 			ev[k] = v
 		}
-		found, err := asker.Lookup(ctx, it.Key, ev)
+		found, err := prov.Lookup(ctx, it.Key, ev)
 		if err != nil {
 			r.Error = err.Error()
 			out = append(out, r)

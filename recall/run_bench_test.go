@@ -15,8 +15,6 @@ import (
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
-	"github.com/rubicon-go/rubicon/retry"
-	"github.com/rubicon-go/rubicon/transport"
 )
 
 // BenchmarkRun transcribes many short recordings (RECALL_BENCH_FILES, 1,000
@@ -44,9 +42,10 @@ func BenchmarkRun(b *testing.B) {
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
 	defer srv.Close()
-	cfg := retry.DefaultConfig()
-	client, _ := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
-	prov := &provider.OpenAI{BaseURL: srv.URL, ModelName: "whisper-1", Client: client}
+	prov, err := provider.New(provider.Options{Name: "openai", BaseURL: srv.URL, Model: "whisper-1"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	tools := media.Tools{}
 	ctx := context.Background()
 

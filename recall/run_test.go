@@ -17,8 +17,6 @@ import (
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
-	"github.com/rubicon-go/rubicon/retry"
-	"github.com/rubicon-go/rubicon/transport"
 )
 
 // world is an archive with a batch of recordings and a sandbox provider on
@@ -33,6 +31,8 @@ type world struct {
 	url     string
 	out     string
 	cache   string
+	// timeout bounds each paid request.
+	timeout time.Duration
 }
 
 func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *world {
@@ -64,26 +64,27 @@ func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *w
 	return w
 }
 
-func (w *world) provider() provider.Provider {
-	cfg := retry.DefaultConfig()
-	cfg.BaseDelay, cfg.MaxDelay = 5*time.Millisecond, 20*time.Millisecond
-	client, err := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
+// provider is the sandbox at w.url, each request bounded by w.timeout
+// (5 s if unset).
+func (w *world) provider(name string) *provider.Provider {
+	timeout := w.timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	p, err := provider.New(provider.Options{Name: name, BaseURL: w.url, Model: "whisper-1", Timeout: timeout})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return &provider.OpenAI{BaseURL: w.url, ModelName: "whisper-1", Client: client, TagHeader: "X-Recall-Key"}
+	return p
 }
 
 func (w *world) run(opts recall.RunOptions) recall.RunReport {
 	w.t.Helper()
-	opts.Provider = w.provider()
+	opts.Provider = w.provider("sandbox")
 	if opts.PricePerMinute == 0 {
 		opts.PricePerMinute = 6000
 	}
 	opts.Out, opts.CacheDir = w.out, w.cache
-	if opts.Timeout == 0 {
-		opts.Timeout = 5 * time.Second
-	}
 	rep, err := w.a.Run(context.Background(), "b", opts)
 	if err != nil {
 		w.t.Fatal(err)
@@ -182,7 +183,8 @@ func TestEveryFaultLandsInItsState(t *testing.T) {
 	} {
 		t.Run(tt.fault, func(t *testing.T) {
 			w := newWorld(t, "1:"+tt.fault, map[string]time.Duration{"a.mp3": 2 * time.Second})
-			rep := w.run(recall.RunOptions{Timeout: 500 * time.Millisecond})
+			w.timeout = 500 * time.Millisecond
+			rep := w.run(recall.RunOptions{})
 			got := map[string]int{"done": rep.Done, "ambiguous": rep.Ambiguous, "failed": rep.Failed, "waiting": rep.Waiting}
 			if got[tt.state] != 1 {
 				t.Fatalf("after %s: %+v, want the content %s", tt.fault, rep, tt.state)
@@ -191,7 +193,7 @@ func TestEveryFaultLandsInItsState(t *testing.T) {
 			_ = st
 			w.neverPaidTwice()
 			// Running again sends nothing that may have been paid for.
-			w.run(recall.RunOptions{Timeout: 500 * time.Millisecond})
+			w.run(recall.RunOptions{})
 			w.neverPaidTwice()
 			if tt.state == "ambiguous" && w.sandbox.Requests() != 1 {
 				t.Fatalf("an ambiguous chunk was sent again: %d requests", w.sandbox.Requests())

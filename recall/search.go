@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-
-	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
 // Hit is a transcript segment that matches a search.
@@ -29,48 +27,16 @@ func (a *Archive) Search(ctx context.Context, query string, limit int) ([]Hit, e
 	if limit <= 0 {
 		limit = 50
 	}
-	var q string
-	var arg any
-	if a.db.Backend() == "postgres" {
-		q = `SELECT sha256, start_us, end_us,
-				ts_headline('simple', text, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=18, MinWords=6')
-			FROM recall_search WHERE tsv @@ plainto_tsquery('simple', $1)
-			ORDER BY ts_rank(tsv, plainto_tsquery('simple', $1)) DESC, sha256, start_us LIMIT $2`
-		arg = query
-	} else {
-		// Each word a quoted FTS5 string: the user's punctuation is never
-		// read as query syntax.
-		quoted := make([]string, len(words))
-		for i, w := range words {
-			quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		}
-		q = `SELECT sha256, start_us, end_us, snippet(recall_search, 4, '[', ']', '…', 12)
-			FROM recall_search WHERE recall_search MATCH $1 ORDER BY rank, sha256, start_us LIMIT $2`
-		arg = strings.Join(quoted, " ")
-	}
-	var hits []Hit
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		rows, err := tx.SQL().QueryContext(ctx, q, arg, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var h Hit
-			var start, end int64
-			if err := rows.Scan(&h.SHA256, &start, &end, &h.Snippet); err != nil {
-				return err
-			}
-			h.Start, h.End = time.Duration(start)*time.Microsecond, time.Duration(end)*time.Microsecond
-			hits = append(hits, h)
-		}
-		return rows.Err()
-	})
+	found, err := a.store.Search(ctx, words, limit)
 	if err != nil {
 		return nil, err
 	}
+	var hits []Hit
+	for _, h := range found {
+		hits = append(hits, Hit{SHA256: h.SHA256, Start: h.Start, End: h.End, Snippet: h.Snippet})
+	}
 	for i := range hits {
-		if hits[i].Paths, err = a.pathsOf(ctx, "", hits[i].SHA256); err != nil {
+		if hits[i].Paths, err = a.store.Paths(ctx, "", hits[i].SHA256); err != nil {
 			return nil, err
 		}
 	}

@@ -2,17 +2,14 @@ package recall_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
-	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
@@ -57,11 +54,10 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 	if rep := w.run(recall.RunOptions{Workers: 1}); rep.Ambiguous != 2 {
 		t.Fatalf("run: %+v", rep)
 	}
-	openai := w.provider().(*provider.OpenAI)
-	if _, err := w.a.Reconcile(context.Background(), "b", openai); !errors.Is(err, recall.ErrCannotAsk) {
+	if _, err := w.a.Reconcile(context.Background(), "b", w.provider("openai")); !errors.Is(err, recall.ErrCannotAsk) {
 		t.Fatalf("reconcile with a provider that cannot be asked: %v", err)
 	}
-	res, err := w.a.Reconcile(context.Background(), "b", &provider.Sandbox{OpenAI: *openai})
+	res, err := w.a.Reconcile(context.Background(), "b", w.provider("sandbox"))
 	if err != nil || len(res) != 2 {
 		t.Fatalf("reconcile: %+v, %v", res, err)
 	}
@@ -94,7 +90,7 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 // TestRunOnPostgres plays a run with a fault against PostgreSQL, whose SQL
 // differs for search.
 func TestRunOnPostgres(t *testing.T) {
-	dsn := postgresSchema(t)
+	dsn := testdb.Postgres(t)
 	w := newWorld(t, "1:503", map[string]time.Duration{"a.mp3": 2 * time.Second, "b.mp3": 12 * time.Second})
 	a, err := recall.Open(context.Background(), dsn, recall.Options{})
 	if err != nil {
@@ -115,36 +111,4 @@ func TestRunOnPostgres(t *testing.T) {
 	if m, _ := a.Money(context.Background(), "b"); m.HeldAmbiguous == 0 || m.Spent == 0 {
 		t.Fatalf("money on PostgreSQL: %+v", m)
 	}
-}
-
-// postgresSchema returns the DSN of a fresh schema on the test server.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("RUBICON_TEST_POSTGRES")
-	if base == "off" {
-		t.Skip("PostgreSQL is off")
-	}
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	schema := "recall_test_" + strings.ToLower(rand.Text()[:10])
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is needed (RUBICON_TEST_POSTGRES=off skips): %v", base, err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", base); err == nil {
-			db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
 }

@@ -2,16 +2,27 @@ package recall
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/rubicon-go/rubicon/sqlstore"
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // ErrNoBatch reports a batch name that was never added to.
 var ErrNoBatch = errors.New("recall: no such batch")
+
+// checkBatch returns an error wrapping ErrNoBatch unless batch was added
+// to.
+func (a *Archive) checkBatch(ctx context.Context, batch string) error {
+	ok, err := a.store.HasBatch(ctx, batch)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w %q: add files to it first", ErrNoBatch, batch)
+	}
+	return err
+}
 
 // Status describes a batch.
 type Status struct {
@@ -35,60 +46,69 @@ type Status struct {
 // Status reports on batch.
 func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	st := Status{Batch: batch, Items: map[string]int{StateAdded: 0, StateFailed: 0, StateRejected: 0}, Problems: []Problem{}}
-	err := a.db.View(ctx, func(tx *sqlstore.Tx) error {
-		q := tx.SQL()
-		var one int
-		if err := q.QueryRowContext(ctx, `SELECT 1 FROM recall_batches WHERE name = $1`, batch).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w %q: add files to it first", ErrNoBatch, batch)
-		} else if err != nil {
-			return err
-		}
-		rows, err := q.QueryContext(ctx, `SELECT state, COUNT(*) FROM recall_items WHERE batch = $1 GROUP BY state`, batch)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var s string
-			var n int
-			if err := rows.Scan(&s, &n); err != nil {
-				rows.Close()
-				return err
-			}
-			st.Items[s] = n
-		}
-		rows.Close()
-		var dur, bytes int64
-		err = q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(c.duration_us), 0), COALESCE(SUM(c.size), 0) FROM recall_contents c
-			WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = 'added')`, batch).Scan(&st.Contents, &dur, &bytes)
-		if err != nil {
-			return err
-		}
-		st.Duration, st.Bytes = time.Duration(dur)*time.Microsecond, bytes
-		rows, err = q.QueryContext(ctx, `SELECT path, state, phase, error FROM recall_items WHERE batch = $1 AND state <> 'added' ORDER BY path`, batch)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p Problem
-			if err := rows.Scan(&p.Path, &p.State, &p.Phase, &p.Error); err != nil {
-				return err
-			}
-			st.Problems = append(st.Problems, p)
-		}
-		return rows.Err()
-	})
+	if err := a.checkBatch(ctx, batch); err != nil {
+		return st, err
+	}
+	counts, err := a.store.FileCounts(ctx, batch)
 	if err != nil {
 		return st, err
 	}
-	states, err := a.contentStates(ctx, batch)
+	for state, n := range counts {
+		st.Items[state] = n
+	}
+	contents, err := a.store.Contents(ctx, batch)
 	if err != nil {
 		return st, err
 	}
-	st.Transcription = map[string]int{contentDone: 0, contentAmbiguous: 0, contentFailed: 0, contentWaiting: 0}
-	for _, s := range states {
-		st.Transcription[s]++
+	for _, c := range contents {
+		st.Contents++
+		st.Duration += c.Duration
+		st.Bytes += c.Size
+	}
+	if st.Problems, err = a.problems(ctx, batch); err != nil {
+		return st, err
+	}
+	progress, err := a.store.Progress(ctx, batch)
+	if err != nil {
+		return st, err
+	}
+	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.Waiting): 0}
+	for _, p := range progress {
+		st.Transcription[string(p)]++
 	}
 	st.Money, err = a.Money(ctx, batch)
 	return st, err
+}
+
+// problems lists the batch's files that failed or were rejected, by path.
+func (a *Archive) problems(ctx context.Context, batch string) ([]Problem, error) {
+	files, err := a.store.Files(ctx, batch, StateFailed, StateRejected)
+	out := make([]Problem, 0, len(files))
+	for _, f := range files {
+		out = append(out, Problem{Path: f.Path, State: f.State, Phase: f.Phase, Error: f.Error})
+	}
+	return out, err
+}
+
+// Money is where a batch's budget stands, in micro-dollars.
+type Money struct {
+	// Budget is the batch's cap, 0 when it has none.
+	Budget ledger.Amount `json:"budget_micro_usd"`
+	// Held is reserved by requests not yet settled, HeldAmbiguous the part
+	// of it held by ambiguous requests, which may have been charged.
+	Held          ledger.Amount `json:"held_micro_usd"`
+	HeldAmbiguous ledger.Amount `json:"held_ambiguous_micro_usd"`
+	// Spent is what applied requests cost.
+	Spent ledger.Amount `json:"spent_micro_usd"`
+}
+
+// Money returns the batch's budget, held and spent amounts.
+func (a *Archive) Money(ctx context.Context, batch string) (Money, error) {
+	m, err := a.store.Money(ctx, batch)
+	return Money(m), err
+}
+
+// Operations returns the journal operations of the batch's chunks, by key.
+func (a *Archive) Operations(ctx context.Context, batch string) ([]journal.Operation, error) {
+	return a.store.Operations(ctx, batch)
 }

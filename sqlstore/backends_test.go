@@ -2,88 +2,30 @@ package sqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
-// postgresEnv names the PostgreSQL server the tests use; "off" skips the
-// PostgreSQL cases.
-const postgresEnv = "RUBICON_TEST_POSTGRES"
-
-const defaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
-func postgresDSN() string {
-	if v := os.Getenv(postgresEnv); v != "" {
-		return v
-	}
-	return defaultPostgres
-}
-
 // backend makes fresh, empty databases of one kind.
-type backend struct {
-	name string
-	// dsn returns the DSN of a new empty database, removed when t ends.
-	dsn func(t testing.TB) string
-}
+type backend = testdb.Backend
 
-func backends() []backend {
-	bs := []backend{{name: "sqlite", dsn: func(t testing.TB) string {
-		return filepath.Join(t.TempDir(), "rubicon.db")
-	}}}
-	if postgresOn() {
-		bs = append(bs, backend{name: "postgres", dsn: freshSchema})
-	}
-	return bs
-}
+// backends returns SQLite and, unless PostgreSQL is off, PostgreSQL.
+func backends() []backend { return testdb.Backends() }
 
 // postgresOn reports whether the PostgreSQL cases run.
-func postgresOn() bool { return os.Getenv(postgresEnv) != "off" }
-
-// freshSchema creates a PostgreSQL schema of its own for one test and
-// returns a DSN whose search_path points at it.
-func freshSchema(t testing.TB) string {
-	t.Helper()
-	base := postgresDSN()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	schema := "rubicon_test_" + strings.ToLower(rand.Text()[:12])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is needed (set %s to another DSN, or to off to skip): %v", base, postgresEnv, err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
+func postgresOn() bool { return os.Getenv(testdb.Env) != "off" }
 
 // forEach runs fn as a subtest for each backend.
 func forEach(t *testing.T, fn func(t *testing.T, b backend)) {
 	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) { fn(t, b) })
+		t.Run(b.Name, func(t *testing.T) { fn(t, b) })
 	}
 }
 
@@ -126,7 +68,7 @@ const lease = 30 * time.Second
 
 func open(t testing.TB, b backend) *env {
 	t.Helper()
-	return openDSN(t, b.dsn(t))
+	return openDSN(t, b.DSN(t))
 }
 
 func openDSN(t testing.TB, dsn string) *env {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
@@ -36,9 +37,9 @@ func BenchmarkSendAndRecord(b *testing.B) {
 		{"sqlite-normal/workers-4", sqlitePath, sqlstore.Normal, 4, false},
 	}
 	for _, w := range []int{1, 4, 16} {
-		cases = append(cases, benchCase{fmt.Sprintf("postgres/workers-%d", w), freshSchema, "", w, false})
+		cases = append(cases, benchCase{fmt.Sprintf("postgres/workers-%d", w), testdb.Postgres, "", w, false})
 	}
-	cases = append(cases, benchCase{"postgres/workers-1-chained", freshSchema, "", 1, true})
+	cases = append(cases, benchCase{"postgres/workers-1-chained", testdb.Postgres, "", 1, true})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			if c.name[:8] == "postgres" && !postgresOn() {

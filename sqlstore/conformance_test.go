@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 func harness(b backend) storetest.Harness {
 	return storetest.Harness{
 		Open: func(t testing.TB) storetest.Store {
-			db, err := sqlstore.Open(context.Background(), b.dsn(t), sqlstore.Options{})
+			db, err := sqlstore.Open(context.Background(), b.DSN(t), sqlstore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,9 +35,9 @@ func TestCrashLeavesOnlyAmbiguity(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		seed := uint64(time.Now().UnixNano())
 		rng := rand.New(rand.NewPCG(seed, 7))
-		t.Logf("seed %d, %d runs", seed, runs[b.name])
+		t.Logf("seed %d, %d runs", seed, runs[b.Name])
 		var ambiguous, applied int
-		for run := range runs[b.name] {
+		for run := range runs[b.Name] {
 			a, p := crashRun(t, b, rng.IntN(40_000), run)
 			ambiguous += a
 			applied += p
@@ -47,7 +47,7 @@ func TestCrashLeavesOnlyAmbiguity(t *testing.T) {
 		}
 		t.Logf("after the kills: %d operations applied, %d ambiguous", applied, ambiguous)
 		if ambiguous == 0 {
-			t.Errorf("no kill landed between sending and recording in %d runs: the test did not test recovery", runs[b.name])
+			t.Errorf("no kill landed between sending and recording in %d runs: the test did not test recovery", runs[b.Name])
 		}
 	})
 }
@@ -64,14 +64,14 @@ func crashRun(t *testing.T, b backend, killAfter, run int) (ambiguous, applied i
 
 	cfg := workerConfig{DSN: dsn, Server: srv.URL(), Name: "victim", Lease: 2 * time.Second, Pause: true}
 	victim := fmt.Sprintf("rubicon_victim_%d_%d", os.Getpid(), run)
-	if b.name == "postgres" {
+	if b.Name == "postgres" {
 		cfg.DSN = dsn + "&application_name=" + victim
 	}
 	cmd := startWorker(t, cfg)
 	time.Sleep(time.Duration(killAfter) * time.Microsecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if b.name == "postgres" {
+	if b.Name == "postgres" {
 		// A COMMIT the victim sent just before it died may still be on its
 		// way through its server process: the restart comes after that
 		// process is gone, as a recovery run later would.

@@ -1,6 +1,10 @@
 package sqlstore
 
-import "strconv"
+import (
+	"database/sql"
+	"strconv"
+	"strings"
+)
 
 // dialect holds what differs between SQLite and PostgreSQL. Queries are
 // written once, with $1-style parameters, which both drivers accept.
@@ -54,6 +58,16 @@ func withMove(d *dialect) *dialect {
 	return d
 }
 
+// jsonTexts returns a subquery of the strings in the JSON array that
+// param holds: one parameter however many values, where a parameter each
+// would meet the backends' limits on their number.
+func (d *dialect) jsonTexts(param string) string {
+	if d.name == "postgres" {
+		return "SELECT jsonb_array_elements_text(" + param + "::jsonb)"
+	}
+	return "SELECT value FROM json_each(" + param + ")"
+}
+
 // typed returns parameter n, with its type written out where PostgreSQL
 // cannot infer it (as in "$1 IS NULL").
 func (d *dialect) typed(n int, typ string) string {
@@ -61,4 +75,55 @@ func (d *dialect) typed(n int, typ string) string {
 		return "$" + strconv.Itoa(n) + "::" + typ
 	}
 	return "$" + strconv.Itoa(n)
+}
+
+// where builds a query's WHERE clause from optional conditions, numbering
+// their parameters.
+type where struct {
+	conds []string
+	args  []any
+}
+
+// arg adds the parameter v and returns its mark, $n.
+func (w *where) arg(v any) string {
+	w.args = append(w.args, v)
+	return "$" + strconv.Itoa(len(w.args))
+}
+
+// add adds a condition.
+func (w *where) add(cond string) { w.conds = append(w.conds, cond) }
+
+// in adds "column IN (...)" to w with a parameter per value, unless
+// values is empty.
+func in[S ~string](w *where, column string, values []S) {
+	if len(values) == 0 {
+		return
+	}
+	marks := make([]string, len(values))
+	for i, v := range values {
+		marks[i] = w.arg(string(v))
+	}
+	w.add(column + " IN (" + strings.Join(marks, ", ") + ")")
+}
+
+// scanAll reads every row of rows with scan, and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// String returns " WHERE ..." or nothing.
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
 }

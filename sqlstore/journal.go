@@ -224,35 +224,27 @@ func (tx *Tx) ExpiredSending(ctx context.Context, now time.Time, limit int) ([]j
 
 // Operations implements journal.Tx.
 func (tx *Tx) Operations(ctx context.Context, f journal.Filter) ([]journal.Operation, error) {
-	var where []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
+	var w where
 	if f.Kind != "" {
-		where = append(where, "kind = "+arg(f.Kind))
+		w.add("kind = " + w.arg(f.Kind))
 	}
 	if f.SubjectPrefix != "" {
 		// substr rather than LIKE, so that % and _ in the prefix are literal.
-		where = append(where, fmt.Sprintf("substr(subject, 1, %s) = %s", arg(len([]rune(f.SubjectPrefix))), arg(f.SubjectPrefix)))
+		w.add(fmt.Sprintf("substr(subject, 1, %s) = %s", w.arg(len([]rune(f.SubjectPrefix))), w.arg(f.SubjectPrefix)))
 	}
-	if len(f.States) > 0 {
-		marks := make([]string, len(f.States))
-		for i, s := range f.States {
-			marks[i] = arg(string(s))
+	if len(f.Keys) > 0 {
+		keys, err := json.Marshal(f.Keys)
+		if err != nil {
+			return nil, err
 		}
-		where = append(where, "state IN ("+strings.Join(marks, ", ")+")")
+		w.add("key IN (" + tx.d.jsonTexts(w.arg(string(keys))) + ")")
 	}
-	q := `SELECT ` + operationColumns + ` FROM rubicon_operations`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at, key"
+	in(&w, "state", f.States)
+	q := `SELECT ` + operationColumns + ` FROM rubicon_operations` + w.String() + " ORDER BY created_at, key"
 	if f.Limit > 0 {
-		q += " LIMIT " + arg(f.Limit)
+		q += " LIMIT " + w.arg(f.Limit)
 	}
-	rows, err := tx.query(ctx, q, args...)
+	rows, err := tx.query(ctx, q, w.args...)
 	if err != nil {
 		return nil, err
 	}

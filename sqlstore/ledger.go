@@ -43,16 +43,7 @@ func (tx *Tx) Accounts(ctx context.Context) ([]ledger.Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []ledger.Account
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return scanAll(rows, scanAccount)
 }
 
 // AddHeld implements ledger.Tx. The limit check and the increment are one
@@ -97,19 +88,40 @@ func (tx *Tx) InsertHold(ctx context.Context, h ledger.Hold) error {
 	return err
 }
 
-// LockHold implements ledger.Tx.
-func (tx *Tx) LockHold(ctx context.Context, id string) (ledger.Hold, error) {
+func scanHold(s scanner) (ledger.Hold, error) {
 	var h ledger.Hold
 	var amount, settled, created, updated int64
 	var state string
-	err := tx.queryRow(ctx, `SELECT `+holdColumns+` FROM rubicon_holds WHERE id = $1`+tx.lock(), id).
-		Scan(&h.ID, &h.Account, &amount, &state, &settled, &h.Operation, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return h, fmt.Errorf("%w: %q", ledger.ErrNoHold, id)
-	}
+	err := s.Scan(&h.ID, &h.Account, &amount, &state, &settled, &h.Operation, &created, &updated)
 	h.Amount, h.Settled, h.State = ledger.Amount(amount), ledger.Amount(settled), ledger.HoldState(state)
 	h.Created, h.Updated = fromMicros(created), fromMicros(updated)
 	return h, err
+}
+
+// LockHold implements ledger.Tx.
+func (tx *Tx) LockHold(ctx context.Context, id string) (ledger.Hold, error) {
+	h, err := scanHold(tx.queryRow(ctx, `SELECT `+holdColumns+` FROM rubicon_holds WHERE id = $1`+tx.lock(), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, fmt.Errorf("%w: %q", ledger.ErrNoHold, id)
+	}
+	return h, err
+}
+
+// Holds implements ledger.Tx.
+func (tx *Tx) Holds(ctx context.Context, f ledger.HoldFilter) ([]ledger.Hold, error) {
+	var w where
+	if f.Account != "" {
+		w.add("account = " + w.arg(f.Account))
+	}
+	if f.Operation != "" {
+		w.add("op_key = " + w.arg(f.Operation))
+	}
+	in(&w, "state", f.States)
+	rows, err := tx.query(ctx, `SELECT `+holdColumns+` FROM rubicon_holds`+w.String()+` ORDER BY created_at, id`, w.args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scanHold)
 }
 
 // UpdateHold implements ledger.Tx.

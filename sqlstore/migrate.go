@@ -42,6 +42,9 @@ func coreMigrations() []Migration {
 	}, {
 		Component: coreComponent, Version: 2, Name: "fewer pages written per transition",
 		SQLite: read("core_sqlite_2.sql"), Postgres: read("core_postgres_2.sql"),
+	}, {
+		Component: coreComponent, Version: 3, Name: "holds found by their operation",
+		SQLite: read("core_sqlite_3.sql"), Postgres: read("core_postgres_3.sql"),
 	}}
 }
 

@@ -115,7 +115,7 @@ type queue struct {
 
 func newQueue(t testing.TB, b backend, n int) *queue {
 	t.Helper()
-	q := &queue{dsn: b.dsn(t)}
+	q := &queue{dsn: b.DSN(t)}
 	q.e = openDSN(t, q.dsn)
 	q.keys = seed(t, q.e, n)
 	srv, err := faultserver.Start()

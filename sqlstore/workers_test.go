@@ -58,7 +58,7 @@ func TestWorkerProcessesShareOneQueue(t *testing.T) {
 func TestHoldsFromManyProcessesNeverExceedTheLimit(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		const procs, limit = 4, 1_000
-		dsn := b.dsn(t)
+		dsn := b.DSN(t)
 		e := openDSN(t, dsn)
 		if _, err := e.l.Open(e.ctx, "shared", "micro-USD", limit); err != nil {
 			t.Fatal(err)

@@ -342,6 +342,7 @@ func journalCases() []testCase {
 				t.Fatalf("limit 2 gave %d", len(ops))
 			}
 		}},
+		{name: "ListByKeys", run: listByKeys},
 		{name: "KeepLeasesOutlastsTheLease", run: func(t *testing.T, h Harness) {
 			ctx := context.Background()
 			const short = 450 * time.Millisecond
@@ -526,3 +527,52 @@ var legalActions = map[journal.State][]string{
 // others fail with an error and change nothing, audit log included.
 // TestHoldAndSendCommitTogether: a hold and the sending transition made in
 // one transaction both happen, or neither does.
+
+// listByKeys: a filter by keys selects exactly the operations with those
+// keys, however many keys it names, with the other fields narrowing it, and
+// a safe retry's scope narrows the same way.
+func listByKeys(t *testing.T, h Harness) {
+	e := open(t, h)
+	odd := []string{"k%1", "k_2", "k'3", "ké 4 日本"}
+	for _, k := range odd {
+		e.into(t, k, journal.FailedSafe)
+	}
+	e.into(t, "k-ambiguous", journal.Ambiguous)
+	keys := func(ops []journal.Operation) string {
+		var out []string
+		for _, op := range ops {
+			out = append(out, op.Key)
+		}
+		return strings.Join(out, ",")
+	}
+	// Thousands of keys, most without an operation: a store that binds a
+	// parameter per key meets its backend's limit.
+	many := []string{"k'3", "k-ambiguous", "k%1"}
+	for i := range 5000 {
+		many = append(many, fmt.Sprintf("missing-%d", i))
+	}
+	ops, err := e.j.List(e.ctx, journal.Filter{Keys: many})
+	if err != nil || keys(ops) != "k%1,k'3,k-ambiguous" {
+		t.Fatalf("list by 5003 keys, 3 of them stored: %q, %v; want k%%1,k'3,k-ambiguous, oldest first", keys(ops), err)
+	}
+	ops, err = e.j.List(e.ctx, journal.Filter{Keys: many, States: []journal.State{journal.Ambiguous}})
+	if err != nil || keys(ops) != "k-ambiguous" {
+		t.Fatalf("list by keys and state: %q, %v", keys(ops), err)
+	}
+	if ops, err := e.j.List(e.ctx, journal.Filter{Keys: []string{"k_2", "ké 4 日本"}, Kind: "refund"}); err != nil || len(ops) != 0 {
+		t.Fatalf("list by keys of another kind: %q, %v", keys(ops), err)
+	}
+	if ops, err := e.j.List(e.ctx, journal.Filter{Keys: []string{"ké 4 日本", "k_2"}}); err != nil || keys(ops) != "k_2,ké 4 日本" {
+		t.Fatalf("list by keys with _ and non-ASCII letters: %q, %v", keys(ops), err)
+	}
+	if _, err := e.j.List(e.ctx, journal.Filter{Keys: []string{"ok", " "}}); !errors.Is(err, journal.ErrInvalid) {
+		t.Fatalf("list by a blank key: %v; want ErrInvalid", err)
+	}
+	rep, err := e.j.RetrySafe(e.ctx, journal.Scope{Keys: []string{"k_2", "k-ambiguous", "missing"}, By: "ana"})
+	if err != nil || strings.Join(rep.Moved, ",") != "k_2" || len(rep.Left) != 1 || rep.Left[0].Key != "k-ambiguous" {
+		t.Fatalf("a safe retry of keys: %+v, %v; want k_2 moved and k-ambiguous left", rep, err)
+	}
+	if op, _ := e.j.Get(e.ctx, "k%1"); op.State != journal.FailedSafe {
+		t.Fatalf("an operation outside the keys moved to %s", op.State)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -119,6 +120,7 @@ func ledgerCases() []testCase {
 				t.Fatalf("after settling: %+v", acct)
 			}
 		}},
+		{name: "HoldsByAccountOperationAndState", run: holdsByFilter},
 		{name: "ConcurrentHoldsNeverExceedTheLimit", run: func(t *testing.T, h Harness) {
 			e := open(t, h)
 			e.l.Open(e.ctx, "shared", "micro-USD", 1_000)
@@ -155,5 +157,77 @@ func ledgerCases() []testCase {
 				t.Fatalf("verify: %+v, %v", bad, err)
 			}
 		}},
+	}
+}
+
+// holdsByFilter: holds are listed by account, by the operation they pay
+// for and by state, oldest first, also inside a transaction that made one.
+func holdsByFilter(t *testing.T, h Harness) {
+	e := open(t, h)
+	for _, acct := range []string{"a", "b"} {
+		if _, err := e.l.Open(e.ctx, acct, "micro-USD", 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []ledger.HoldRequest{
+		{ID: "h1", Account: "a", Amount: 10, Operation: "op-1"},
+		{ID: "h2", Account: "a", Amount: 20, Operation: "op-2"},
+		{ID: "h3", Account: "b", Amount: 30, Operation: "op-1"},
+	} {
+		if _, err := e.l.Hold(e.ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.l.Settle(e.ctx, "h1", 9); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f ledger.HoldFilter) string {
+		t.Helper()
+		holds, err := e.l.Holds(e.ctx, f)
+		if err != nil {
+			t.Fatalf("holds %+v: %v", f, err)
+		}
+		var out []string
+		for _, h := range holds {
+			out = append(out, fmt.Sprintf("%s:%s:%d", h.ID, h.State, h.Amount))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		f    ledger.HoldFilter
+		want string
+	}{
+		{ledger.HoldFilter{}, "h1:settled:10,h2:held:20,h3:held:30"},
+		{ledger.HoldFilter{Account: "a"}, "h1:settled:10,h2:held:20"},
+		{ledger.HoldFilter{Operation: "op-1"}, "h1:settled:10,h3:held:30"},
+		{ledger.HoldFilter{Account: "a", States: []ledger.HoldState{ledger.Held}}, "h2:held:20"},
+		{ledger.HoldFilter{Operation: "op-1", States: []ledger.HoldState{ledger.Held, ledger.Voided}}, "h3:held:30"},
+		{ledger.HoldFilter{Account: "nope"}, ""},
+	} {
+		if got := ids(c.f); got != c.want {
+			t.Errorf("holds %+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+	if _, err := e.l.Holds(e.ctx, ledger.HoldFilter{States: []ledger.HoldState{"spent"}}); !errors.Is(err, ledger.ErrInvalid) {
+		t.Errorf("holds in an unknown state: %v; want ErrInvalid", err)
+	}
+	if h.Update == nil {
+		return
+	}
+	err := e.update(func(tx Tx) error {
+		if _, err := e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: "h4", Account: "b", Amount: 40, Operation: "op-1"}); err != nil {
+			return err
+		}
+		holds, err := e.l.HoldsTx(e.ctx, tx, ledger.HoldFilter{Operation: "op-1", States: []ledger.HoldState{ledger.Held}})
+		if err != nil {
+			return err
+		}
+		if len(holds) != 2 || holds[1].ID != "h4" {
+			return fmt.Errorf("holds of op-1 inside the transaction that made h4: %+v", holds)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

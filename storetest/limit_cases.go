@@ -229,6 +229,14 @@ func invalidText(t *testing.T, h Harness) {
 				_, err := e.j.List(e.ctx, journal.Filter{SubjectPrefix: s})
 				return err
 			},
+			"list keys": func() error {
+				_, err := e.j.List(e.ctx, journal.Filter{Keys: []string{"ok", s}})
+				return err
+			},
+			"holds of an operation": func() error {
+				_, err := e.l.Holds(e.ctx, ledger.HoldFilter{Operation: s})
+				return err
+			},
 			"insert evidence": func() error {
 				_, _, err := e.j.Insert(e.ctx, journal.NewOperation{Key: "ok", Kind: "charge", Evidence: journal.Evidence{"id": s}})
 				return err

@@ -18,8 +18,9 @@
 //	}
 //
 // The suite covers the state machine and its audit log, leases and
-// recovery, claims under concurrency, the ledger's holds and their limit
-// under concurrency, joint transactions of a hold and a transition, values
+// recovery, claims under concurrency, listing by filter (operations by
+// kind, subject prefix, state and key; holds by account, operation and
+// state), the ledger's holds and their limit under concurrency, joint transactions of a hold and a transition, values
 // at the limits the journal and the ledger document (exact evidence
 // numbers, Unicode keys at their longest, amounts near the largest), and
 // the refusal of input no store should see. Optional hooks (see [Harness])

@@ -117,7 +117,9 @@ func run(w io.Writer, work string) error {
 }
 
 // record makes a recording: speech when espeak-ng is installed, a tone
-// otherwise.
+// otherwise, padded with silence to six seconds: every recording costs the
+// same, so what the demo spends does not depend on which of them meet the
+// faults.
 func record(path, text string, i int) error {
 	var args []string
 	if _, err := exec.LookPath("espeak-ng"); err == nil {
@@ -130,7 +132,7 @@ func record(path, text string, i int) error {
 	} else {
 		args = []string{"-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 220+110*i, 3+i)}
 	}
-	args = append([]string{"-hide_banner", "-loglevel", "error", "-y"}, append(args, path)...)
+	args = append([]string{"-hide_banner", "-loglevel", "error", "-y"}, append(args, "-af", "apad=whole_dur=6", "-t", "6", path)...)
 	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("ffmpeg: %v: %s", err, out)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,6 +14,7 @@ func TestDemo(t *testing.T) {
 	if err := run(&out, t.TempDir()); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
+	text := out.String()
 	for _, want := range []string{
 		"5 files added (4 new contents)",
 		"2 requests paid for in this run; 2 recordings done, 2 ambiguous",
@@ -21,10 +24,47 @@ func TestDemo(t *testing.T) {
 		"resolved as not_applied",
 		"0 files and 1 requests queued again",
 		"4 recordings done, 0 ambiguous",
-		"spent $0.001",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the demo's output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(text, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, text)
 		}
 	}
+	// Every recording costs the same: the first run spends half the
+	// estimate and holds the other half for the two ambiguous calls; in the
+	// end, the estimate is spent and nothing is held.
+	estimate := dollars(t, text, `batch interviews: 4 recordings, \S+ of audio, \$([0-9.]+) at`)
+	first := regexp.MustCompile(`money: spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
+	if len(first) != 2 {
+		t.Fatalf("%d money lines after the runs, want 2:\n%s", len(first), text)
+	}
+	for i, want := range [][3]int64{{estimate / 2, estimate / 2, estimate / 2}, {estimate, 0, 0}} {
+		for j := range 3 {
+			if got := micro(t, first[i][j+1]); got != want[j] {
+				t.Errorf("run %d: %q; want spent, held and held by ambiguous requests %v micro-dollars of an estimate of %d", i+1, first[i][0], want, estimate)
+				break
+			}
+		}
+	}
+}
+
+// dollars finds the amount that re's group matches in text, in
+// micro-dollars.
+func dollars(t *testing.T, text, re string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the demo's output lacks %s:\n%s", re, text)
+	}
+	return micro(t, m[1])
+}
+
+// micro reads "0.001400" as 1400.
+func micro(t *testing.T, s string) int64 {
+	t.Helper()
+	whole, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(whole+(frac + "000000")[:6], 10, 64)
+	if err != nil {
+		t.Fatalf("amount %q: %v", s, err)
+	}
+	return n
 }

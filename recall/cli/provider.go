@@ -16,8 +16,6 @@ import (
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
-	"github.com/rubicon-go/rubicon/retry"
-	"github.com/rubicon-go/rubicon/transport"
 )
 
 // providerFlags are the flags that choose a provider.
@@ -107,51 +105,47 @@ func configDir(getenv func(string) string) string {
 }
 
 // build returns the provider, starting a sandbox when it is asked for
-// without a URL; stop shuts that sandbox down.
-func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov provider.Provider, stop func(), err error) {
+// without a URL; stop shuts that sandbox down. timeout bounds each of the
+// provider's requests.
+func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *provider.Provider, stop func(), err error) {
 	stop = func() {}
 	p.getenv = r.Getenv
 	p.defaults()
-	cfg := retry.DefaultConfig()
-	cfg.Deadline = timeout
-	client, err := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
-	if err != nil {
-		return nil, stop, err
-	}
-	switch p.name {
-	case "sandbox":
-		url := p.url
-		if url == "" {
-			sb := sandbox.New(sandbox.Options{})
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return nil, stop, err
-			}
-			srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
-			go srv.Serve(ln)
-			url = "http://" + ln.Addr().String()
-			stop = func() {
-				sb.Close()
-				srv.Close()
-			}
-			if !r.JSON {
-				fmt.Fprintf(r.Stderr, "using the built-in sandbox provider at %s: placeholder transcripts, nothing is really charged\n", url)
-			}
+	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout}
+	switch {
+	case p.name == "sandbox" && o.BaseURL == "":
+		if o.BaseURL, stop, err = startSandbox(r); err != nil {
+			return nil, stop, err
 		}
-		return &provider.Sandbox{OpenAI: provider.OpenAI{BaseURL: url, ModelName: p.model, Client: client, TagHeader: "X-Recall-Key"}}, stop, nil
-	case "openai", "deepgram", "assemblyai":
-		key := r.Getenv(p.keyEnv)
-		if key == "" {
+	case p.keyEnv != "":
+		if o.APIKey = r.Getenv(p.keyEnv); o.APIKey == "" {
 			return nil, stop, fmt.Errorf("the API key is missing: set $%s (or name another variable with --api-key-env)", p.keyEnv)
 		}
-		switch p.name {
-		case "openai":
-			return &provider.OpenAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
-		case "deepgram":
-			return &provider.Deepgram{BaseURL: p.url, ModelName: p.model, APIKey: key, ProjectID: p.project, Client: client}, stop, nil
-		default:
-			return &provider.AssemblyAI{BaseURL: p.url, ModelName: p.model, APIKey: key, Client: client}, stop, nil
-		}
 	}
-	return nil, stop, fmt.Errorf("unknown provider %q: use sandbox, openai, deepgram or assemblyai", p.name)
+	prov, err = provider.New(o)
+	if err != nil {
+		stop()
+		return nil, func() {}, err
+	}
+	return prov, stop, nil
+}
+
+// startSandbox starts the built-in sandbox provider on loopback for one
+// command, and returns its URL and what stops it.
+func startSandbox(r *command.Run) (url string, stop func(), err error) {
+	sb := sandbox.New(sandbox.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", func() {}, err
+	}
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	url = "http://" + ln.Addr().String()
+	if !r.JSON {
+		fmt.Fprintf(r.Stderr, "using the built-in sandbox provider at %s: placeholder transcripts, nothing is really charged\n", url)
+	}
+	return url, func() {
+		sb.Close()
+		srv.Close()
+	}, nil
 }

@@ -67,7 +67,8 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: rf.workers, Out: rf.out, Timeout: rf.timeout, Lease: rf.lease}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: rf.workers, Out: rf.out}
+	o.Lease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
 		if !r.JSON && isTerminal(r.Stderr) {

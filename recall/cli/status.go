@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
@@ -28,7 +30,7 @@ func statusCommand(o recall.Options) *command.Command {
 
 func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *providerFlags) {
 	fmt.Fprintf(w, "batch %s\n  files:   ", st.Batch)
-	for i, s := range sortedKeys(st.Items) {
+	for i, s := range slices.Sorted(maps.Keys(st.Items)) {
 		if i > 0 {
 			fmt.Fprint(w, ", ")
 		}

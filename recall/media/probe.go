@@ -52,13 +52,6 @@ func (t Tools) ffprobe() string {
 	return "ffprobe"
 }
 
-func (t Tools) ffmpeg() string {
-	if t.FFmpeg != "" {
-		return t.FFmpeg
-	}
-	return "ffmpeg"
-}
-
 // Probe inspects path. It returns an error wrapping ErrNotInstalled when
 // ffprobe is missing, ErrNotMedia when the file is not media ffprobe can
 // read, and ErrNoAudio when it has no audio track; each says which file.

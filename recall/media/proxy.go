@@ -74,3 +74,10 @@ func (t Tools) run(ctx context.Context, dst string, args ...string) error {
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
+
+func (t Tools) ffmpeg() string {
+	if t.FFmpeg != "" {
+		return t.FFmpeg
+	}
+	return "ffmpeg"
+}

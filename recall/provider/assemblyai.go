@@ -14,30 +14,21 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 )
 
-// AssemblyAI sends audio to AssemblyAI in three steps: upload the audio
+// assemblyAI sends audio to AssemblyAI in three steps: upload the audio
 // (free), create a transcript job from the upload (the paid request), then
 // poll the job until it ends. The upload URL is recorded before the paid
 // request and the job id as soon as it is known, so that an ambiguous
 // request can be looked up.
-type AssemblyAI struct {
-	// BaseURL is https://api.assemblyai.com, or a stand-in.
-	BaseURL string
-	// ModelName is the speech model, such as "best".
-	ModelName string
-	APIKey    string
-	Client    *http.Client
-	// PollEvery is the wait between polls; default 3 s.
-	PollEvery time.Duration
+type assemblyAI struct {
+	baseURL string
+	// model is the speech model, such as "best".
+	model, apiKey string
+	// pollEvery is the wait between polls; default 3 s.
+	pollEvery time.Duration
 }
 
-// Name implements Provider.
-func (a *AssemblyAI) Name() string { return "assemblyai" }
-
-// Model implements Provider.
-func (a *AssemblyAI) Model() string { return a.ModelName }
-
-// Limits implements Provider: uploads of up to 2.2 GB.
-func (a *AssemblyAI) Limits() Limits { return Limits{MaxBytes: 2200 << 20} }
+// limits: uploads of up to 2.2 GB.
+func (a *assemblyAI) limits(string) Limits { return Limits{MaxBytes: 2200 << 20} }
 
 // Evidence keys the provider records.
 const (
@@ -59,7 +50,7 @@ type assemblyTranscript struct {
 	} `json:"words"`
 }
 
-func (a *AssemblyAI) request(ctx context.Context, method, path string, body []byte, contentType string) (*http.Request, error) {
+func (a *assemblyAI) request(ctx context.Context, method, path string, body []byte, contentType string) (*http.Request, error) {
 	var r *bytes.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -67,9 +58,9 @@ func (a *AssemblyAI) request(ctx context.Context, method, path string, body []by
 	var req *http.Request
 	var err error
 	if r != nil {
-		req, err = http.NewRequestWithContext(ctx, method, strings.TrimRight(a.BaseURL, "/")+path, r)
+		req, err = http.NewRequestWithContext(ctx, method, strings.TrimRight(a.baseURL, "/")+path, r)
 	} else {
-		req, err = http.NewRequestWithContext(ctx, method, strings.TrimRight(a.BaseURL, "/")+path, nil)
+		req, err = http.NewRequestWithContext(ctx, method, strings.TrimRight(a.baseURL, "/")+path, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -77,14 +68,15 @@ func (a *AssemblyAI) request(ctx context.Context, method, path string, body []by
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	if a.APIKey != "" {
-		req.Header.Set("Authorization", a.APIKey)
+	if a.apiKey != "" {
+		req.Header.Set("Authorization", a.apiKey)
 	}
 	return req, nil
 }
 
-// Transcribe implements Provider.
-func (a *AssemblyAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
+// transcribe uploads the chunk, creates its job and polls it, all through
+// the paid client.
+func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
 	audio, err := os.ReadFile(c.Path)
 	if err != nil {
 		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
@@ -94,7 +86,7 @@ func (a *AssemblyAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error
 	if err != nil {
 		return Transcript{}, &LocalError{err}
 	}
-	data, _, err := call(a.Client, req, a.Name(), "")
+	data, _, err := call(paid, req, "assemblyai", "")
 	if err != nil {
 		return Transcript{}, &LocalError{fmt.Errorf("assemblyai: upload: %w", err)}
 	}
@@ -109,12 +101,12 @@ func (a *AssemblyAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error
 	}
 
 	// 2. The paid request: a transcript job for the upload.
-	body, _ := json.Marshal(map[string]string{"audio_url": up.UploadURL, "speech_model": a.ModelName})
+	body, _ := json.Marshal(map[string]string{"audio_url": up.UploadURL, "speech_model": a.model})
 	req, err = a.request(ctx, http.MethodPost, "/v2/transcript", body, "application/json")
 	if err != nil {
 		return Transcript{}, &LocalError{err}
 	}
-	data, _, err = call(a.Client, req, a.Name(), "")
+	data, _, err = call(paid, req, "assemblyai", "")
 	if err != nil {
 		return Transcript{}, err
 	}
@@ -123,26 +115,26 @@ func (a *AssemblyAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error
 		return Transcript{}, fmt.Errorf("assemblyai: the transcript job was accepted without a readable id")
 	}
 	if err := c.note(journal.Evidence{evAssemblyJob: job.ID}); err != nil {
-		return Transcript{}, &AcceptedError{Provider: a.Name(), ID: job.ID, Err: fmt.Errorf("recording the job: %w", err)}
+		return Transcript{}, &AcceptedError{Provider: "assemblyai", ID: job.ID, Err: fmt.Errorf("recording the job: %w", err)}
 	}
 
 	// 3. Poll. Any failure from here leaves a job that exists: ambiguous,
 	// and the look-up finds it by its id.
-	t, err := a.poll(ctx, job.ID)
+	t, err := a.poll(ctx, paid, job.ID)
 	var je *JobError
 	if err != nil && !errors.As(err, &je) {
-		err = &AcceptedError{Provider: a.Name(), ID: job.ID, Err: err}
+		err = &AcceptedError{Provider: "assemblyai", ID: job.ID, Err: err}
 	}
 	return t, err
 }
 
-func (a *AssemblyAI) poll(ctx context.Context, id string) (Transcript, error) {
-	every := a.PollEvery
+func (a *assemblyAI) poll(ctx context.Context, hc *http.Client, id string) (Transcript, error) {
+	every := a.pollEvery
 	if every <= 0 {
 		every = 3 * time.Second
 	}
 	for {
-		job, err := a.get(ctx, id)
+		job, err := a.get(ctx, hc, id)
 		if err != nil {
 			return Transcript{}, fmt.Errorf("assemblyai: polling job %s: %w", id, err)
 		}
@@ -150,7 +142,7 @@ func (a *AssemblyAI) poll(ctx context.Context, id string) (Transcript, error) {
 		case "completed":
 			return job.transcript(), nil
 		case "error":
-			return Transcript{}, &JobError{Provider: a.Name(), ID: id, Message: job.Error}
+			return Transcript{}, &JobError{Provider: "assemblyai", ID: id, Message: job.Error}
 		}
 		select {
 		case <-ctx.Done():
@@ -160,12 +152,12 @@ func (a *AssemblyAI) poll(ctx context.Context, id string) (Transcript, error) {
 	}
 }
 
-func (a *AssemblyAI) get(ctx context.Context, id string) (assemblyTranscript, error) {
+func (a *assemblyAI) get(ctx context.Context, hc *http.Client, id string) (assemblyTranscript, error) {
 	req, err := a.request(ctx, http.MethodGet, "/v2/transcript/"+id, nil, "")
 	if err != nil {
 		return assemblyTranscript{}, err
 	}
-	data, _, err := call(a.Client, req, a.Name(), "")
+	data, _, err := call(hc, req, "assemblyai", "")
 	if err != nil {
 		return assemblyTranscript{}, err
 	}
@@ -206,11 +198,11 @@ func (j assemblyTranscript) transcript() Transcript {
 	return t
 }
 
-// Lookup implements Lookup. With the job id recorded, it asks for the job;
+// lookup asks about a request. With the job id recorded, it asks for the job;
 // with only the upload URL, it searches the transcript list for a job of
 // that upload; with neither, the paid request never went out, since it
 // needs the upload URL, which is recorded before it.
-func (a *AssemblyAI) Lookup(ctx context.Context, key string, ev journal.Evidence) (Found, error) {
+func (a *assemblyAI) lookup(ctx context.Context, reads *http.Client, key string, ev journal.Evidence) (Found, error) {
 	id, _ := ev[evAssemblyJob].(string)
 	upload, _ := ev[evAssemblyUpload].(string)
 	if id == "" && upload == "" {
@@ -221,7 +213,7 @@ func (a *AssemblyAI) Lookup(ctx context.Context, key string, ev journal.Evidence
 		if err != nil {
 			return Found{}, err
 		}
-		data, _, err := call(a.Client, req, a.Name(), "")
+		data, _, err := call(reads, req, "assemblyai", "")
 		if err != nil {
 			return Found{}, err
 		}
@@ -240,7 +232,7 @@ func (a *AssemblyAI) Lookup(ctx context.Context, key string, ev journal.Evidence
 			return Found{}, nil // no job for the upload: the paid request never arrived
 		}
 	}
-	job, err := a.get(ctx, id)
+	job, err := a.get(ctx, reads, id)
 	if err != nil {
 		return Found{}, err
 	}

@@ -14,30 +14,19 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 )
 
-// Deepgram sends audio to Deepgram's pre-recorded API: one POST of the
+// deepgram sends audio to Deepgram's pre-recorded API: one POST of the
 // audio to /v1/listen, answered with the transcript. Each request carries
 // the chunk's journal key as a tag, which Deepgram's request log shows, so
 // an ambiguous request can be looked up.
-type Deepgram struct {
-	// BaseURL is https://api.deepgram.com, or a stand-in.
-	BaseURL   string
-	ModelName string
-	// APIKey comes from the environment and is never logged.
-	APIKey string
-	// ProjectID, needed only to look requests up, names the project whose
+type deepgram struct {
+	baseURL, model, apiKey string
+	// project, needed only to look requests up, names the project whose
 	// request log is searched.
-	ProjectID string
-	Client    *http.Client
+	project string
 }
 
-// Name implements Provider.
-func (d *Deepgram) Name() string { return "deepgram" }
-
-// Model implements Provider.
-func (d *Deepgram) Model() string { return d.ModelName }
-
-// Limits implements Provider: Deepgram takes up to 2 GB per request.
-func (d *Deepgram) Limits() Limits { return Limits{MaxBytes: 2 << 30} }
+// limits: Deepgram takes up to 2 GB per request.
+func (d *deepgram) limits(string) Limits { return Limits{MaxBytes: 2 << 30} }
 
 type deepgramResponse struct {
 	Metadata struct {
@@ -58,22 +47,22 @@ type deepgramResponse struct {
 	} `json:"results"`
 }
 
-// Transcribe implements Provider with one POST of the audio.
-func (d *Deepgram) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
+// transcribe sends one POST of the audio.
+func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
 	audio, err := os.ReadFile(c.Path)
 	if err != nil {
 		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
 	}
-	q := url.Values{"model": {d.ModelName}, "smart_format": {"true"}, "utterances": {"true"}, "tag": {c.Key}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(d.BaseURL, "/")+"/v1/listen?"+q.Encode(), bytes.NewReader(audio))
+	q := url.Values{"model": {d.model}, "smart_format": {"true"}, "utterances": {"true"}, "tag": {c.Key}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(d.baseURL, "/")+"/v1/listen?"+q.Encode(), bytes.NewReader(audio))
 	if err != nil {
 		return Transcript{}, &LocalError{err}
 	}
 	req.Header.Set("Content-Type", "audio/mpeg")
-	if d.APIKey != "" {
-		req.Header.Set("Authorization", "Token "+d.APIKey)
+	if d.apiKey != "" {
+		req.Header.Set("Authorization", "Token "+d.apiKey)
 	}
-	data, reqID, err := call(d.Client, req, d.Name(), "Dg-Request-Id")
+	data, reqID, err := call(paid, req, "deepgram", "Dg-Request-Id")
 	if err != nil {
 		return Transcript{}, err
 	}
@@ -104,11 +93,11 @@ func parseDeepgram(data []byte, reqID string) (Transcript, error) {
 	return t, nil
 }
 
-// Lookup implements Lookup: it searches the project's request log, from
+// lookup searches the project's request log, from
 // shortly before the request was sent, for a request with the key's tag.
 // The log keeps no transcript, so a request found is applied without one.
-func (d *Deepgram) Lookup(ctx context.Context, key string, ev journal.Evidence) (Found, error) {
-	if d.ProjectID == "" {
+func (d *deepgram) lookup(ctx context.Context, reads *http.Client, key string, ev journal.Evidence) (Found, error) {
+	if d.project == "" {
 		return Found{}, fmt.Errorf("deepgram: looking a request up needs the project id (--deepgram-project)")
 	}
 	q := url.Values{"limit": {"1000"}}
@@ -117,14 +106,14 @@ func (d *Deepgram) Lookup(ctx context.Context, key string, ev journal.Evidence) 
 			q.Set("start", at.Add(-time.Minute).UTC().Format(time.RFC3339))
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(d.BaseURL, "/")+"/v1/projects/"+url.PathEscape(d.ProjectID)+"/requests?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(d.baseURL, "/")+"/v1/projects/"+url.PathEscape(d.project)+"/requests?"+q.Encode(), nil)
 	if err != nil {
 		return Found{}, err
 	}
-	if d.APIKey != "" {
-		req.Header.Set("Authorization", "Token "+d.APIKey)
+	if d.apiKey != "" {
+		req.Header.Set("Authorization", "Token "+d.apiKey)
 	}
-	data, _, err := call(d.Client, req, d.Name(), "Dg-Request-Id")
+	data, _, err := call(reads, req, "deepgram", "Dg-Request-Id")
 	if err != nil {
 		return Found{}, err
 	}

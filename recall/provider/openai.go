@@ -5,46 +5,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/rubicon-go/rubicon/retry"
 )
 
-// OpenAI is any OpenAI-compatible POST {BaseURL}/v1/audio/transcriptions:
+// openAI is any OpenAI-compatible POST {baseURL}/v1/audio/transcriptions:
 // OpenAI, Groq, a whisper.cpp server, speaches, LocalAI, or the sandbox.
-type OpenAI struct {
-	// BaseURL is the API's root, such as https://api.openai.com.
-	BaseURL string
-	// ModelName is the model, such as whisper-1.
-	ModelName string
-	// APIKey is sent as a bearer token; empty sends none. It comes from the
-	// environment and is never logged.
-	APIKey string
-	// Client sends the request; it should be rubicon's transport.
-	Client *http.Client
-	// TagHeader, if set, names a header that carries the chunk's journal
+type openAI struct {
+	baseURL, model, apiKey string
+	// tagHeader, if set, names a header that carries the chunk's journal
 	// key, for providers that can be asked about it later.
-	TagHeader string
+	tagHeader string
 }
 
-// Name implements Provider.
-func (o *OpenAI) Name() string { return "openai" }
-
-// Model implements Provider.
-func (o *OpenAI) Model() string { return o.ModelName }
-
-// Limits implements Provider: OpenAI-compatible APIs take up to 25 MB, and
-// the gpt-4o transcription models at most 1,500 s of audio (a margin is
-// kept under it).
-func (o *OpenAI) Limits() Limits {
+// limits: OpenAI-compatible APIs take up to 25 MB, and the gpt-4o
+// transcription models at most 1,500 s of audio (a margin is kept under
+// it).
+func (o *openAI) limits(model string) Limits {
 	l := Limits{MaxBytes: 25 << 20}
-	if strings.HasPrefix(o.ModelName, "gpt-4o") {
+	if strings.HasPrefix(model, "gpt-4o") {
 		l.MaxDuration = 1400 * time.Second
 	}
 	return l
@@ -61,8 +44,8 @@ type verboseJSON struct {
 	} `json:"segments"`
 }
 
-// Transcribe implements Provider with one multipart POST.
-func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
+// transcribe sends one multipart POST.
+func (o *openAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
 	audio, err := os.ReadFile(c.Path)
 	if err != nil {
 		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
@@ -74,7 +57,7 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 		return Transcript{}, &LocalError{err}
 	}
 	fw.Write(audio)
-	mw.WriteField("model", o.ModelName)
+	mw.WriteField("model", o.model)
 	mw.WriteField("response_format", "verbose_json")
 	mw.WriteField("timestamp_granularities[]", "segment")
 	if err := mw.Close(); err != nil {
@@ -82,18 +65,18 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 	}
 	// A bytes.Reader body gets GetBody, so that an attempt proven not sent
 	// can go again.
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.BaseURL, "/")+"/v1/audio/transcriptions", bytes.NewReader(body.Bytes()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.baseURL, "/")+"/v1/audio/transcriptions", bytes.NewReader(body.Bytes()))
 	if err != nil {
 		return Transcript{}, &LocalError{err}
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	if o.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.APIKey)
+	if o.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
 	}
-	if o.TagHeader != "" {
-		req.Header.Set(o.TagHeader, c.Key)
+	if o.tagHeader != "" {
+		req.Header.Set(o.tagHeader, c.Key)
 	}
-	data, reqID, err := call(o.Client, req, o.Name(), "X-Request-Id")
+	data, reqID, err := call(paid, req, "openai", "X-Request-Id")
 	if err != nil {
 		return Transcript{}, err
 	}
@@ -105,46 +88,18 @@ func (o *OpenAI) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 	return t, nil
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// call sends req and returns the body of a successful answer and the
-// provider's request id (from the idHeader), or an *HTTPError for another
-// status. A body that breaks off after a success status is an error of its
-// own: the request was processed, so the outcome is not a refusal.
-func call(client *http.Client, req *http.Request, name, idHeader string) ([]byte, string, error) {
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, "", err
+// ParseVerboseJSON reads an OpenAI-style verbose_json transcription.
+func ParseVerboseJSON(data []byte) (Transcript, error) {
+	var v verboseJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return Transcript{}, err
 	}
-	defer resp.Body.Close()
-	reqID := resp.Header.Get(idHeader)
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, reqID, fmt.Errorf("%s: reading the answer (request %s): %w", name, reqID, err)
+	t := Transcript{Text: strings.TrimSpace(v.Text), Language: v.Language, Duration: seconds(v.Duration), Segments: make([]Segment, 0, len(v.Segments))}
+	for _, s := range v.Segments {
+		t.Segments = append(t.Segments, Segment{Start: seconds(s.Start), End: seconds(s.End), Text: strings.TrimSpace(s.Text)})
 	}
-	if resp.StatusCode/100 != 2 {
-		he := &HTTPError{Provider: name, Method: req.Method, Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
-		if d, ok := retry.ParseRetryAfter(resp.Header, time.Now()); ok {
-			he.RetryAfter = d
-		}
-		return nil, reqID, he
+	if len(t.Segments) == 0 && t.Text != "" {
+		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
 	}
-	return data, reqID, nil
-}
-
-// errorMessage extracts {"error":{"message":...}}, or a short excerpt.
-func errorMessage(data []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	s := strings.TrimSpace(string(data))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return t, nil
 }

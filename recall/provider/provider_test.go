@@ -53,10 +53,20 @@ func TestParseVerboseJSON(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	if l := (&OpenAI{ModelName: "whisper-1"}).Limits(); l.MaxBytes != 25<<20 || l.MaxDuration != 0 {
+	limits := func(name, model string) Limits {
+		p, err := New(Options{Name: name, BaseURL: "http://127.0.0.1:1", Model: model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Limits()
+	}
+	if l := limits("openai", "whisper-1"); l.MaxBytes != 25<<20 || l.MaxDuration != 0 {
 		t.Errorf("whisper-1 limits %+v", l)
 	}
-	if l := (&OpenAI{ModelName: "gpt-4o-transcribe"}).Limits(); l.MaxDuration == 0 || l.MaxDuration > 1500*time.Second {
+	if l := limits("openai", "gpt-4o-transcribe"); l.MaxDuration == 0 || l.MaxDuration > 1500*time.Second {
 		t.Errorf("gpt-4o-transcribe limits %+v: want under 1,500 s", l)
+	}
+	if l := limits("deepgram", "nova-3"); l.MaxBytes != 2<<30 {
+		t.Errorf("deepgram limits %+v", l)
 	}
 }

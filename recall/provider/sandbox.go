@@ -12,37 +12,19 @@ import (
 	"github.com/rubicon-go/rubicon/ledger"
 )
 
-// Found is what a provider's records say about one request.
-type Found struct {
-	Charged   bool
-	RequestID string
-	Cost      ledger.Amount
-	// Transcript is the answer the provider kept, if it keeps them.
-	Transcript *Transcript
-}
-
-// Lookup is a provider that can be asked whether a request went through,
-// given its journal key and the evidence recorded while it was sent.
-type Lookup interface {
-	Lookup(ctx context.Context, key string, evidence journal.Evidence) (Found, error)
-}
-
-// Sandbox is recall-archive's built-in sandbox: OpenAI-compatible, and it
+// sandbox is recall-archive's built-in sandbox: OpenAI-compatible, and it
 // can be asked about a request by its tag.
-type Sandbox struct {
-	OpenAI
+type sandbox struct {
+	openAI
 }
 
-// Name implements Provider.
-func (s *Sandbox) Name() string { return "sandbox" }
-
-// Lookup implements Lookup with GET /v1/sandbox/charges?tag=KEY.
-func (s *Sandbox) Lookup(ctx context.Context, key string, _ journal.Evidence) (Found, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.BaseURL, "/")+"/v1/sandbox/charges?tag="+url.QueryEscape(key), nil)
+// lookup asks GET /v1/sandbox/charges?tag=KEY.
+func (s *sandbox) lookup(ctx context.Context, reads *http.Client, key string, _ journal.Evidence) (Found, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.baseURL, "/")+"/v1/sandbox/charges?tag="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Found{}, err
 	}
-	resp, err := s.Client.Do(req)
+	resp, err := reads.Do(req)
 	if err != nil {
 		return Found{}, err
 	}
@@ -70,20 +52,4 @@ func (s *Sandbox) Lookup(ctx context.Context, key string, _ journal.Evidence) (F
 		f.Transcript = &t
 	}
 	return f, nil
-}
-
-// ParseVerboseJSON reads an OpenAI-style verbose_json transcription.
-func ParseVerboseJSON(data []byte) (Transcript, error) {
-	var v verboseJSON
-	if err := json.Unmarshal(data, &v); err != nil {
-		return Transcript{}, err
-	}
-	t := Transcript{Text: strings.TrimSpace(v.Text), Language: v.Language, Duration: seconds(v.Duration), Segments: make([]Segment, 0, len(v.Segments))}
-	for _, s := range v.Segments {
-		t.Segments = append(t.Segments, Segment{Start: seconds(s.Start), End: seconds(s.End), Text: strings.TrimSpace(s.Text)})
-	}
-	if len(t.Segments) == 0 && t.Text != "" {
-		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
-	}
-	return t, nil
 }

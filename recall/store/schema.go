@@ -1,9 +1,9 @@
-package recall
+package store
 
 import "github.com/rubicon-go/rubicon/sqlstore"
 
-// Component names recall-archive's tables in the schema versions.
-const Component = "recall"
+// component names recall-archive's tables in the schema versions.
+const component = "recall"
 
 // itemsSQL creates the archive's tables; the same SQL serves SQLite and
 // PostgreSQL. Times are Unix microseconds.
@@ -83,11 +83,11 @@ CREATE INDEX recall_search_tsv ON recall_search USING GIN (tsv);
 CREATE INDEX recall_search_chunk ON recall_search (sha256, idx);`
 )
 
-// Migrations are the archive's schema changes, for sqlstore.Open.
-func Migrations() []sqlstore.Migration {
+// migrations are the archive's schema changes, for sqlstore.Open.
+func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
-		{Component: Component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
-		{Component: Component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
-		{Component: Component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
+		{Component: component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
+		{Component: component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
+		{Component: component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
 	}
 }

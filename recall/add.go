@@ -1,0 +1,166 @@
+package recall
+
+import (
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/store"
+)
+
+// AddReport says what add did.
+type AddReport struct {
+	Batch string `json:"batch"`
+	// Added counts media files recorded in the batch by this call.
+	Added int `json:"added"`
+	// NewContents counts the distinct contents never seen before in any
+	// batch; the other added files share content already recorded.
+	NewContents int `json:"new_contents"`
+	// Unchanged counts files already recorded in the batch with the same
+	// content.
+	Unchanged int `json:"unchanged"`
+	// Skipped counts files passed over as not media: by their extension
+	// (.txt, .jpg…), or, with an extension that says nothing, by probing.
+	Skipped  int       `json:"skipped"`
+	Problems []Problem `json:"problems"`
+}
+
+// AddOptions tune Add.
+type AddOptions struct {
+	// Workers probe and hash files in parallel; default the number of CPUs.
+	Workers int
+}
+
+// Add discovers the media under paths, hashes each file and records it in
+// batch once per path; contents are recorded once however many paths or
+// batches hold them. A path that cannot be used is reported in the
+// report's Problems, recorded where it can be, and never stops the rest.
+func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts AddOptions) (AddReport, error) {
+	rep := AddReport{Batch: batch, Problems: []Problem{}}
+	if err := checkBatchName(batch); err != nil {
+		return rep, err
+	}
+	if len(paths) == 0 {
+		return rep, errors.New("recall: add needs at least one path")
+	}
+	if err := a.store.AddBatch(ctx, batch); err != nil {
+		return rep, err
+	}
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var mu sync.Mutex
+	record := func(f func(*AddReport)) {
+		mu.Lock()
+		f(&rep)
+		mu.Unlock()
+	}
+	cands := make(chan candidate, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := range cands {
+				if ctx.Err() != nil {
+					continue
+				}
+				a.addOne(ctx, batch, c, record)
+			}
+		})
+	}
+	discover(paths, func(c candidate) { cands <- c }, func(p problem) {
+		record(func(r *AddReport) {
+			r.Problems = append(r.Problems, Problem{Path: p.path, State: StateRejected, Phase: "discover", Error: p.err.Error()})
+		})
+	})
+	close(cands)
+	wg.Wait()
+	sort.Slice(rep.Problems, func(i, j int) bool { return rep.Problems[i].Path < rep.Problems[j].Path })
+	return rep, ctx.Err()
+}
+
+// fileResult is what probing and hashing found for one file.
+type fileResult struct {
+	path     string
+	sha256   string
+	size     int64
+	info     media.Info
+	probed   bool
+	state    string
+	phase    string
+	errorMsg string
+}
+
+func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record func(func(*AddReport))) {
+	if c.ignored {
+		record(func(r *AddReport) { r.Skipped++ })
+		return
+	}
+	res := fileResult{path: c.path, state: StateAdded}
+	// A file that cannot be opened is not "not media": say why, as a
+	// failure that a fix of its permissions and retry-failed repair.
+	f, err := os.Open(c.path)
+	if err != nil {
+		res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+		a.report(ctx, batch, res, record)
+		return
+	}
+	f.Close()
+	info, err := a.tools.Probe(ctx, c.path)
+	switch {
+	case err == nil:
+		res.info, res.probed = info, true
+	case errors.Is(err, media.ErrNotInstalled):
+		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+	case errors.Is(err, media.ErrNotMedia) || errors.Is(err, media.ErrNoAudio):
+		if !c.expected {
+			record(func(r *AddReport) { r.Skipped++ })
+			return
+		}
+		res.state, res.phase, res.errorMsg = StateRejected, "probe", err.Error()
+	default:
+		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+	}
+	if res.state != StateRejected {
+		res.sha256, res.size, err = HashFile(c.path)
+		if err != nil {
+			res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+		}
+	}
+	a.report(ctx, batch, res, record)
+}
+
+// report stores a file's result and counts it in the add report.
+func (a *Archive) report(ctx context.Context, batch string, res fileResult, record func(func(*AddReport))) {
+	newContent, unchanged, err := a.put(ctx, batch, res)
+	record(func(r *AddReport) {
+		switch {
+		case err != nil:
+			r.Problems = append(r.Problems, Problem{Path: res.path, State: StateFailed, Phase: "record", Error: err.Error()})
+		case res.state != StateAdded:
+			r.Problems = append(r.Problems, Problem{Path: res.path, State: res.state, Phase: res.phase, Error: res.errorMsg})
+		case unchanged:
+			r.Unchanged++
+		default:
+			r.Added++
+			if newContent {
+				r.NewContents++
+			}
+		}
+	})
+}
+
+// put records a file's result: its content, if hashed, and the file.
+func (a *Archive) put(ctx context.Context, batch string, res fileResult) (newContent, unchanged bool, err error) {
+	f := store.File{Batch: batch, Path: res.path, SHA256: res.sha256, State: res.state, Phase: res.phase, Error: res.errorMsg}
+	var c *store.Content
+	if res.sha256 != "" {
+		c = &store.Content{SHA256: res.sha256, Size: res.size, Duration: res.info.Duration, Format: res.info.Format, Video: res.info.Video, Probed: res.probed}
+	}
+	return a.store.PutFile(ctx, f, c)
+}

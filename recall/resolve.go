@@ -1,0 +1,38 @@
+package recall
+
+import (
+	"context"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/store"
+)
+
+// Decision is a person's resolution of an ambiguous request.
+type Decision struct {
+	// Applied is true when the provider did transcribe (and charge).
+	Applied bool
+	// Transcript is the text obtained from the provider, if any, for an
+	// applied request.
+	Transcript *provider.Transcript
+	// Cost is what the provider charged, for an applied request; 0 keeps
+	// the estimate that was held.
+	Cost ledger.Amount
+	By   string
+	Note string
+	// Evidence backs the decision.
+	Evidence journal.Evidence
+}
+
+// Resolve records a decision on the ambiguous request key: applied settles
+// its hold (and stores the transcript, if given); not applied releases the
+// hold and makes the request eligible for retry-failed.
+func (a *Archive) Resolve(ctx context.Context, key string, d Decision) (journal.Operation, error) {
+	res := store.Resolution{Cost: d.Cost, Transcript: d.Transcript,
+		Resolution: journal.Resolution{To: journal.NotApplied, By: d.By, Note: d.Note, Evidence: d.Evidence}}
+	if d.Applied {
+		res.To = journal.Applied
+	}
+	return a.store.Resolve(ctx, key, res)
+}

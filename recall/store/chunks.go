@@ -1,0 +1,365 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// Kind is the journal kind of a paid transcription request.
+const Kind = "transcribe"
+
+// Chunk is a piece of a content sent in one paid request; the journal
+// operation with Key pays for it.
+type Chunk struct {
+	SHA256 string
+	// Index counts from 0 to Count-1.
+	Index, Count    int
+	Start, Duration time.Duration
+	Key             string
+}
+
+// Transcript is what a provider returned for a chunk, with who made it
+// and what it cost.
+type Transcript struct {
+	provider.Transcript
+	Provider, Model string
+	Cost            ledger.Amount
+}
+
+// Chunks returns the content's chunks, in order; none before they are
+// planned.
+func (s *Store) Chunks(ctx context.Context, sha string) ([]Chunk, error) {
+	return list(ctx, s, func(rows *sql.Rows) (Chunk, error) {
+		c := Chunk{SHA256: sha}
+		var start, dur int64
+		err := rows.Scan(&c.Index, &c.Count, &start, &dur, &c.Key)
+		c.Start, c.Duration = fromMicros(start), fromMicros(dur)
+		return c, err
+	}, `SELECT idx, count, start_us, duration_us, op_key FROM recall_chunks WHERE sha256 = $1 ORDER BY idx`, sha)
+}
+
+// PlanChunks records the content's chunks, each with the pending journal
+// operation that pays for it, in one transaction, and returns the chunks
+// as stored: when another run planned them first, its plan stands. The
+// chunks' keys are set here.
+func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error) {
+	if len(chunks) == 0 {
+		return nil, errors.New("store: a content has at least one chunk")
+	}
+	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		for _, c := range chunks {
+			c.Key = fmt.Sprintf("%s/%s/%d", Kind, c.SHA256, c.Index)
+			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, idx, count, start_us, duration_us, op_key)
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256, idx) DO NOTHING`,
+				c.SHA256, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key); err != nil {
+				return err
+			}
+			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index),
+				Evidence: journal.Evidence{"start_s": c.Start.Seconds(), "duration_s": c.Duration.Seconds()}}
+			if _, _, err := s.j.InsertTx(ctx, tx, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Chunks(ctx, chunks[0].SHA256)
+}
+
+// Recover makes the requests whose run stopped while sending them
+// ambiguous, once their lease ran out.
+func (s *Store) Recover(ctx context.Context) error {
+	_, err := s.j.Recover(ctx)
+	return err
+}
+
+// Operation returns the journal operation that pays for the chunk with
+// key.
+func (s *Store) Operation(ctx context.Context, key string) (journal.Operation, error) {
+	return s.j.Get(ctx, key)
+}
+
+// Claim gives worker the lease on the pending request key, and keeps it
+// renewed, until the returned function is called.
+func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), err error) {
+	if _, err := s.j.ClaimKey(ctx, key, worker); err != nil {
+		return nil, err
+	}
+	stop := s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
+	return func() { stop() }, nil
+}
+
+// Send commits that worker is sending the request key, with the hold of
+// amount on the batch's budget that pays for it, in one transaction: the
+// attempt that the sending transition counts names the hold. A hold the
+// budget refuses leaves the request unsent, with an error wrapping
+// ledger.ErrInsufficientFunds.
+func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) error {
+	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		op, err := s.j.SendTx(ctx, tx, key, worker)
+		if err != nil {
+			return err
+		}
+		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: account(batch), Amount: amount, Operation: key}
+		_, err = s.l.HoldTx(ctx, tx, hold)
+		return err
+	})
+}
+
+// Annotate records evidence about the request key that worker is sending,
+// durably, before the request goes on.
+func (s *Store) Annotate(ctx context.Context, key, worker string, ev journal.Evidence) error {
+	return s.j.Annotate(ctx, key, worker, ev)
+}
+
+// Record stores how the chunk's request ended, in one transaction: for an
+// applied request, the transcript t and the settlement of its hold at
+// t.Cost; for one that charged nothing, the release of its hold; for an
+// ambiguous one, nothing more: its hold stays, as the money may be spent.
+func (s *Store) Record(ctx context.Context, c Chunk, rep journal.Report, t *Transcript) error {
+	if rep.To == journal.Applied && t == nil {
+		return fmt.Errorf("store: request %s applied without a transcript", c.Key)
+	}
+	ctx = context.WithoutCancel(ctx) // an outcome is always written
+	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		if _, err := s.j.RecordTx(ctx, tx, c.Key, rep); err != nil {
+			return err
+		}
+		switch rep.To {
+		case journal.Applied:
+			if err := putTranscript(ctx, tx, c, *t, s.now()); err != nil {
+				return err
+			}
+			return s.settle(ctx, tx, c.Key, t.Cost)
+		case journal.NotApplied, journal.FailedSafe:
+			return s.release(ctx, tx, c.Key)
+		}
+		return nil
+	})
+}
+
+// heldFor returns the hold that pays for the request key while its
+// outcome is open, if there is one: none before it was sent.
+func (s *Store) heldFor(ctx context.Context, tx ledger.Tx, key string) (ledger.Hold, bool, error) {
+	holds, err := s.l.HoldsTx(ctx, tx, ledger.HoldFilter{Operation: key, States: []ledger.HoldState{ledger.Held}})
+	if err != nil || len(holds) == 0 {
+		return ledger.Hold{}, false, err
+	}
+	return holds[len(holds)-1], true, nil
+}
+
+// settle settles the request's open hold at cost; 0 keeps the amount held.
+func (s *Store) settle(ctx context.Context, tx ledger.Tx, key string, cost ledger.Amount) error {
+	h, ok, err := s.heldFor(ctx, tx, key)
+	if err != nil || !ok {
+		return err
+	}
+	if cost == 0 {
+		cost = h.Amount
+	}
+	_, err = s.l.SettleTx(ctx, tx, h.ID, cost)
+	return err
+}
+
+// release releases the request's open hold.
+func (s *Store) release(ctx context.Context, tx ledger.Tx, key string) error {
+	h, ok, err := s.heldFor(ctx, tx, key)
+	if err != nil || !ok {
+		return err
+	}
+	_, err = s.l.VoidTx(ctx, tx, h.ID)
+	return err
+}
+
+// putTranscript keeps the transcript of chunk c, once: a second answer for
+// the same chunk changes nothing. Its segments are indexed for search with
+// their offsets from the start of the recording.
+func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, now time.Time) error {
+	q := tx.SQL()
+	segs, err := json.Marshal(t.Segments)
+	if err != nil {
+		return err
+	}
+	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, idx) DO NOTHING`,
+		c.SHA256, c.Index, t.Provider, t.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro())
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // already stored
+	}
+	for _, seg := range t.Segments {
+		if seg.Text == "" {
+			continue
+		}
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, idx, start_us, end_us, text) VALUES ($1, $2, $3, $4, $5)`,
+			c.SHA256, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Progress is how far a content of a batch got, from its chunks'
+// requests.
+type Progress string
+
+// The progress of a content.
+const (
+	// Waiting: not planned yet, or some chunks still to send.
+	Waiting Progress = "waiting"
+	// Sending: a chunk's request is in flight.
+	Sending Progress = "sending"
+	// Done: every chunk transcribed.
+	Done Progress = "done"
+	// Ambiguous: a chunk's request may have been paid for, without an
+	// answer.
+	Ambiguous Progress = "ambiguous"
+	// FailedSafely: a chunk's request failed before it was sent, or the
+	// provider refused it; nothing was paid, and a safe retry queues it
+	// again.
+	FailedSafely Progress = "failed"
+	// Untranscribed: paid for, as a look-up at the provider found, but the
+	// provider kept no transcript to fetch.
+	Untranscribed Progress = "paid_without_transcript"
+)
+
+// Progress returns how far each content of the batch's added files got.
+func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress, error) {
+	chunks, err := s.batchChunks(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	states, err := s.states(ctx, chunks)
+	if err != nil {
+		return nil, err
+	}
+	type tally struct{ total, applied, untranscribed, ambiguous, failed, sending int }
+	t := map[string]*tally{}
+	for _, c := range chunks {
+		x := t[c.sha]
+		if x == nil {
+			x = &tally{}
+			t[c.sha] = x
+		}
+		if c.key == "" {
+			continue
+		}
+		x.total++
+		switch states[c.key] {
+		case journal.Applied:
+			x.applied++
+			if !c.transcribed {
+				x.untranscribed++
+			}
+		case journal.Ambiguous:
+			x.ambiguous++
+		case journal.FailedSafe, journal.NotApplied:
+			x.failed++
+		case journal.Sending:
+			x.sending++
+		}
+	}
+	out := make(map[string]Progress, len(t))
+	for sha, x := range t {
+		switch {
+		case x.ambiguous > 0:
+			out[sha] = Ambiguous
+		case x.sending > 0:
+			out[sha] = Sending
+		case x.failed > 0:
+			out[sha] = FailedSafely
+		case x.total > 0 && x.applied == x.total && x.untranscribed > 0:
+			out[sha] = Untranscribed
+		case x.total > 0 && x.applied == x.total:
+			out[sha] = Done
+		default:
+			out[sha] = Waiting
+		}
+	}
+	return out, nil
+}
+
+// batchChunk is a chunk of one of a batch's contents, or a content not yet
+// cut (key empty).
+type batchChunk struct {
+	sha, key    string
+	transcribed bool
+}
+
+// batchChunks returns the chunks of the contents of the batch's added
+// files, and a row without a key for each content not yet cut.
+func (s *Store) batchChunks(ctx context.Context, batch string) ([]batchChunk, error) {
+	return list(ctx, s, func(rows *sql.Rows) (c batchChunk, err error) {
+		err = rows.Scan(&c.sha, &c.key, &c.transcribed)
+		return c, err
+	}, `SELECT DISTINCT i.sha256, COALESCE(c.op_key, ''), t.sha256 IS NOT NULL FROM recall_items i
+		LEFT JOIN recall_chunks c ON c.sha256 = i.sha256
+		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
+		WHERE i.batch = $1 AND i.state = $2`, batch, Added)
+}
+
+// states returns the journal state of each chunk's request.
+func (s *Store) states(ctx context.Context, chunks []batchChunk) (map[string]journal.State, error) {
+	keys := make([]string, 0, len(chunks))
+	for _, c := range chunks {
+		if c.key != "" {
+			keys = append(keys, c.key)
+		}
+	}
+	out := make(map[string]journal.State, len(keys))
+	if len(keys) == 0 {
+		return out, nil // an empty filter would select every operation
+	}
+	ops, err := s.j.List(ctx, journal.Filter{Keys: keys})
+	for _, op := range ops {
+		out[op.Key] = op.State
+	}
+	return out, err
+}
+
+// Part is a chunk of a content with its transcript, if it has one;
+// segments are timed from the start of the chunk.
+type Part struct {
+	Chunk
+	Transcribed     bool
+	Provider, Model string
+	Text            string
+	Segments        []provider.Segment
+}
+
+// Parts returns the content's chunks, in order, with their transcripts.
+func (s *Store) Parts(ctx context.Context, sha string) ([]Part, error) {
+	return list(ctx, s, func(rows *sql.Rows) (Part, error) {
+		p := Part{Chunk: Chunk{SHA256: sha}}
+		var start, dur int64
+		var prov, model, text, segs *string
+		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &prov, &model, &text, &segs); err != nil {
+			return p, err
+		}
+		p.Start, p.Duration = fromMicros(start), fromMicros(dur)
+		if text == nil {
+			return p, nil
+		}
+		p.Transcribed, p.Provider, p.Model, p.Text = true, *prov, *model, *text
+		if err := json.Unmarshal([]byte(*segs), &p.Segments); err != nil {
+			return p, fmt.Errorf("store: the transcript of chunk %d of %s cannot be read: %w", p.Index, sha[:min(12, len(sha))], err)
+		}
+		return p, nil
+	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.provider, t.model, t.text, t.segments
+		FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
+		WHERE c.sha256 = $1 ORDER BY c.idx`, sha)
+}

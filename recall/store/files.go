@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// A file's states.
+const (
+	// Added: a media file, hashed, waiting to be transcribed.
+	Added = "added"
+	// Failed: a failure before any paid request that may go away (ffmpeg
+	// missing, a file that could not be read, its audio proxy); safe to
+	// retry.
+	Failed = "failed"
+	// Rejected: not something that can be transcribed (not media, no audio
+	// track); retrying will not change it.
+	Rejected = "rejected"
+)
+
+// File is a path recorded in a batch, and what became of it.
+type File struct {
+	Batch, Path string
+	// SHA256 names the file's content; empty when it could not be hashed.
+	SHA256 string
+	// State is Added, Failed or Rejected; Phase and Error say where and why
+	// a file that is not added failed.
+	State, Phase, Error string
+}
+
+// Content is a recording's bytes, recorded once however many files, in
+// however many batches, hold them.
+type Content struct {
+	SHA256   string
+	Size     int64
+	Duration time.Duration
+	Format   string
+	Video    bool
+	// Probed is false for a content recorded while ffprobe could not read
+	// it; its duration, format and video are then unknown.
+	Probed bool
+}
+
+// AddBatch records the batch, unless it exists.
+func (s *Store) AddBatch(ctx context.Context, name string) error {
+	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+			name, s.now().UnixMicro())
+		return err
+	})
+}
+
+// HasBatch reports whether the batch was ever added to.
+func (s *Store) HasBatch(ctx context.Context, name string) (bool, error) {
+	names, err := s.texts(ctx, `SELECT name FROM recall_batches WHERE name = $1`, name)
+	return len(names) > 0, err
+}
+
+// PutFile records f and, unless it is nil, its content c. It reports
+// whether the content is new to the archive, and whether the batch already
+// held the file with the same content and state.
+func (s *Store) PutFile(ctx context.Context, f File, c *Content) (newContent, unchanged bool, err error) {
+	err = s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		newContent, unchanged = false, false
+		now := s.now().UnixMicro()
+		if c != nil {
+			if newContent, err = putContent(ctx, tx, *c, now); err != nil {
+				return err
+			}
+		}
+		unchanged, err = putFile(ctx, tx, f, now)
+		return err
+	})
+	return newContent, unchanged, err
+}
+
+func putContent(ctx context.Context, tx *sqlstore.Tx, c Content, now int64) (created bool, err error) {
+	q := tx.SQL()
+	r, err := q.ExecContext(ctx, `INSERT INTO recall_contents (sha256, size, duration_us, format, has_video, probed, added_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (sha256) DO NOTHING`,
+		c.SHA256, c.Size, micros(c.Duration), c.Format, boolInt(c.Video), boolInt(c.Probed), now)
+	if err != nil {
+		return false, err
+	}
+	if n, _ := r.RowsAffected(); n == 1 || !c.Probed {
+		return n == 1, nil
+	}
+	// A content first recorded without ffprobe learns its details.
+	_, err = q.ExecContext(ctx, `UPDATE recall_contents SET duration_us = $2, format = $3, has_video = $4, probed = 1
+		WHERE sha256 = $1 AND probed = 0`, c.SHA256, micros(c.Duration), c.Format, boolInt(c.Video))
+	return false, err
+}
+
+func putFile(ctx context.Context, tx *sqlstore.Tx, f File, now int64) (unchanged bool, err error) {
+	q := tx.SQL()
+	var sha any
+	if f.SHA256 != "" {
+		sha = f.SHA256
+	}
+	var oldSHA sql.NullString
+	var oldState string
+	err = q.QueryRowContext(ctx, `SELECT sha256, state FROM recall_items WHERE batch = $1 AND path = $2`, f.Batch, f.Path).Scan(&oldSHA, &oldState)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = q.ExecContext(ctx, `INSERT INTO recall_items (batch, path, sha256, state, phase, error, added_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now)
+		return false, err
+	case err != nil:
+		return false, err
+	}
+	unchanged = oldSHA.Valid && oldSHA.String == f.SHA256 && oldState == f.State
+	_, err = q.ExecContext(ctx, `UPDATE recall_items SET sha256 = $3, state = $4, phase = $5, error = $6, updated_at = $7
+		WHERE batch = $1 AND path = $2`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now)
+	return unchanged, err
+}
+
+// FileCounts counts the batch's files by state.
+func (s *Store) FileCounts(ctx context.Context, batch string) (map[string]int, error) {
+	type count struct {
+		state string
+		n     int
+	}
+	counts, err := list(ctx, s, func(rows *sql.Rows) (c count, err error) {
+		err = rows.Scan(&c.state, &c.n)
+		return c, err
+	}, `SELECT state, COUNT(*) FROM recall_items WHERE batch = $1 GROUP BY state`, batch)
+	out := make(map[string]int, len(counts))
+	for _, c := range counts {
+		out[c.state] = c.n
+	}
+	return out, err
+}
+
+// Files returns the batch's files in any of states, by path.
+func (s *Store) Files(ctx context.Context, batch string, states ...string) ([]File, error) {
+	args := []any{batch}
+	marks := make([]string, len(states))
+	for i, st := range states {
+		args = append(args, st)
+		marks[i] = "$" + strconv.Itoa(i+2)
+	}
+	return list(ctx, s, func(rows *sql.Rows) (File, error) {
+		f := File{Batch: batch}
+		err := rows.Scan(&f.Path, &f.SHA256, &f.State, &f.Phase, &f.Error)
+		return f, err
+	}, `SELECT path, COALESCE(sha256, ''), state, phase, error FROM recall_items
+		WHERE batch = $1 AND state IN (`+strings.Join(marks, ", ")+`) ORDER BY path`, args...)
+}
+
+// FailContent marks the batch's files of the content sha as failed in
+// phase, before any payment, with the error msg.
+func (s *Store) FailContent(ctx context.Context, batch, sha, phase, msg string) error {
+	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		_, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $3, phase = $4, error = $5, updated_at = $6 WHERE batch = $1 AND sha256 = $2`,
+			batch, sha, Failed, phase, msg, s.now().UnixMicro())
+		return err
+	})
+}
+
+// Requeue marks the batch's files that failed in phase as added again, and
+// returns how many it marked.
+func (s *Store) Requeue(ctx context.Context, batch, phase string) (int, error) {
+	var n int64
+	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		r, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $2, phase = '', error = '', updated_at = $3
+			WHERE batch = $1 AND state = $4 AND phase = $5`, batch, Added, s.now().UnixMicro(), Failed, phase)
+		if err == nil {
+			n, err = r.RowsAffected()
+		}
+		return err
+	})
+	return int(n), err
+}
+
+// Contents returns the distinct contents of the batch's added files,
+// oldest first.
+func (s *Store) Contents(ctx context.Context, batch string) ([]Content, error) {
+	return list(ctx, s, func(rows *sql.Rows) (Content, error) {
+		var c Content
+		var us int64
+		var video, probed int
+		err := rows.Scan(&c.SHA256, &c.Size, &us, &c.Format, &video, &probed)
+		c.Duration, c.Video, c.Probed = fromMicros(us), video == 1, probed == 1
+		return c, err
+	}, `SELECT c.sha256, c.size, c.duration_us, c.format, c.has_video, c.probed FROM recall_contents c
+		WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $2) ORDER BY c.added_at, c.sha256`, batch, Added)
+}
+
+// Paths returns the paths that hold the content sha in the batch, or in
+// every batch when batch is empty, sorted.
+func (s *Store) Paths(ctx context.Context, batch, sha string) ([]string, error) {
+	return s.texts(ctx, `SELECT DISTINCT path FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY path`, sha, batch)
+}
+
+// AddedPaths returns the paths of the batch's added files that hold the
+// content sha, sorted.
+func (s *Store) AddedPaths(ctx context.Context, batch, sha string) ([]string, error) {
+	return s.texts(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = $3 ORDER BY path`, batch, sha, Added)
+}
+
+// SourcePaths returns every path, in any batch, recorded as holding the
+// content sha, first recorded first: the file may have changed since.
+func (s *Store) SourcePaths(ctx context.Context, sha string) ([]string, error) {
+	return s.texts(ctx, `SELECT path FROM recall_items WHERE sha256 = $1 ORDER BY added_at`, sha)
+}

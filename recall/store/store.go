@@ -1,0 +1,109 @@
+// Package store is recall-archive's storage: its own tables (batches, the
+// files in them, contents, chunks, transcripts and their search index)
+// and, in the same database, the journal of its paid requests and the
+// ledger of its batches' budgets, which it reaches only through their
+// public API. A Store holds one journal and one ledger.
+//
+// Every method is one transaction. Those that move a paid request on
+// change recall's rows, the journal and the ledger together: [Store.PlanChunks]
+// records chunks with the operations that pay for them, [Store.Send]
+// commits the sending transition with the budget hold it needs,
+// [Store.Record] the outcome with the transcript and the hold's
+// settlement, and [Store.Resolve] a person's decision the same way.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// Options configure [Open].
+type Options struct {
+	// Lease is how long a request in flight stays with the run that sends
+	// it without that run renewing it: after a run was killed, the next one
+	// declares its requests ambiguous once their lease ran out. Default
+	// 30 s.
+	Lease time.Duration
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// Store is an open archive database. It is safe for concurrent use.
+type Store struct {
+	db  *sqlstore.DB
+	j   *journal.Journal
+	l   *ledger.Ledger
+	now func() time.Time
+}
+
+// Open opens the archive database that dsn names (a file path for SQLite,
+// or a postgres:// DSN), creating or upgrading its schema.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{
+		db:  db,
+		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, Now: opts.Now}),
+		l:   ledger.New(db.LedgerStore(), opts.Now),
+		now: opts.Now,
+	}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// list runs a query of recall's tables and returns a value per row, read
+// by scan.
+func list[T any](ctx context.Context, s *Store, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	var out []T
+	err := s.db.View(ctx, func(tx *sqlstore.Tx) error {
+		out = out[:0]
+		rows, err := tx.SQL().QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// texts runs a query of recall's tables that selects one text column, and
+// returns its values.
+func (s *Store) texts(ctx context.Context, query string, args ...any) ([]string, error) {
+	return list(ctx, s, func(rows *sql.Rows) (v string, err error) {
+		err = rows.Scan(&v)
+		return v, err
+	}, query, args...)
+}
+
+// account is the ledger account that holds a batch's budget.
+func account(batch string) string { return "recall/batch/" + batch }
+
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+func fromMicros(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

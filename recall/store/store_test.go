@@ -1,0 +1,203 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+const sha = "5e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e"
+
+// archive is a store on one backend with a batch "b" of one recording,
+// cut in one chunk, and the ledger of the same database, read through its
+// public API.
+type archive struct {
+	s     *store.Store
+	l     *ledger.Ledger
+	chunk store.Chunk
+	ctx   context.Context
+}
+
+func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
+	for _, b := range testdb.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.DSN(t)
+			s, err := store.Open(ctx, dsn, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			a := &archive{s: s, l: ledger.New(db.LedgerStore(), nil), ctx: ctx}
+			if err := s.AddBatch(ctx, "b"); err != nil {
+				t.Fatal(err)
+			}
+			f := store.File{Batch: "b", Path: "/rec/a.mp3", SHA256: sha, State: store.Added}
+			if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 2 * time.Second, Probed: true}); err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Count: 1, Duration: 2 * time.Second}})
+			if err != nil || len(chunks) != 1 || chunks[0].Key == "" {
+				t.Fatalf("plan: %+v, %v", chunks, err)
+			}
+			a.chunk = chunks[0]
+			fn(t, a)
+		})
+	}
+}
+
+// send claims the chunk's request for worker w1 and sends it with amount
+// held.
+func (a *archive) send(t *testing.T, amount ledger.Amount) error {
+	t.Helper()
+	release, err := a.s.Claim(a.ctx, a.chunk.Key, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	return a.s.Send(a.ctx, "b", a.chunk.Key, "w1", amount)
+}
+
+// holds lists the chunk's holds as id:state:amount.
+func (a *archive) holds(t *testing.T) string {
+	t.Helper()
+	hs, err := a.l.Holds(a.ctx, ledger.HoldFilter{Operation: a.chunk.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hs {
+		out = append(out, strings.TrimPrefix(h.ID, a.chunk.Key)+":"+string(h.State))
+	}
+	return strings.Join(out, ",")
+}
+
+func (a *archive) money(t *testing.T) store.Money {
+	t.Helper()
+	m, err := a.s.Money(a.ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSendCommitsTheHoldOfItsAttempt: the hold that pays for a request
+// commits with the sending transition, named by the attempt that the
+// transition counts; a hold the budget refuses leaves the request unsent,
+// and each outcome settles or releases the hold it belongs to.
+func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, a *archive) {
+		if err := a.s.SetBudget(a.ctx, "b", 100); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.send(t, 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
+			t.Fatalf("a send past the budget: %v; want ErrInsufficientFunds", err)
+		}
+		if op, _ := a.s.Operation(a.ctx, a.chunk.Key); op.State != journal.Pending || op.Attempts != 0 || a.holds(t) != "" {
+			t.Fatalf("after a refused hold: %s, attempt %d, holds %q; want the request unsent and nothing held", op.State, op.Attempts, a.holds(t))
+		}
+		if err := a.send(t, 60); err != nil {
+			t.Fatal(err)
+		}
+		if op, _ := a.s.Operation(a.ctx, a.chunk.Key); op.State != journal.Sending || op.Attempts != 1 || a.holds(t) != "#1:held" {
+			t.Fatalf("after sending: %s, attempt %d, holds %q", op.State, op.Attempts, a.holds(t))
+		}
+		refused := journal.Report{Worker: "w1", To: journal.NotApplied, Phase: rubicon.Answered, Detail: "429"}
+		if err := a.s.Record(a.ctx, a.chunk, refused, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.holds(t); got != "#1:voided" || a.money(t).Held != 0 {
+			t.Fatalf("after a refusal: holds %q, %+v; want the hold released", got, a.money(t))
+		}
+		if rep, err := a.s.RetrySafe(a.ctx, "b", "test"); err != nil || len(rep.Moved) != 1 {
+			t.Fatalf("retry: %+v, %v", rep, err)
+		}
+		if err := a.send(t, 60); err != nil {
+			t.Fatal(err)
+		}
+		tr := &store.Transcript{Transcript: provider.Transcript{Text: "hello", Segments: []provider.Segment{{End: time.Second, Text: "hello"}}},
+			Provider: "sandbox", Model: "whisper-1", Cost: 55}
+		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
+			t.Fatal(err)
+		}
+		if got, m := a.holds(t), a.money(t); got != "#1:voided,#2:settled" || m.Spent != 55 || m.Held != 0 || m.Budget != 100 {
+			t.Fatalf("after success: holds %q, %+v; want the second attempt's hold settled at 55", got, m)
+		}
+		progress, err := a.s.Progress(a.ctx, "b")
+		if err != nil || progress[sha] != store.Done {
+			t.Fatalf("progress: %v, %v", progress, err)
+		}
+		parts, err := a.s.Parts(a.ctx, sha)
+		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "sandbox" {
+			t.Fatalf("parts: %+v, %v", parts, err)
+		}
+	})
+}
+
+// TestAmbiguousKeepsItsHoldUntilResolved: an ambiguous request's hold
+// stays, counted as held by ambiguous requests, until a resolution settles
+// it at the cost found or releases it.
+func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, a *archive) {
+		if err := a.s.SetBudget(a.ctx, "b", 0); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := a.send(t, 60); err != nil {
+				t.Fatal(err)
+			}
+			lost := journal.Report{Worker: "w1", To: journal.Ambiguous, Phase: rubicon.Sent, Detail: "connection reset"}
+			if err := a.s.Record(a.ctx, a.chunk, lost, nil); err != nil {
+				t.Fatal(err)
+			}
+			if m := a.money(t); m.Held != 60 || m.HeldAmbiguous != 60 || m.Budget != 0 {
+				t.Fatalf("an ambiguous request: %+v; want its 60 held by an ambiguous request", m)
+			}
+			reqs, err := a.s.Ambiguous(a.ctx, "b")
+			if err != nil || len(reqs) != 1 || reqs[0].Held != 60 || reqs[0].SentAt.IsZero() || len(reqs[0].Paths) != 1 {
+				t.Fatalf("ambiguous: %+v, %v", reqs, err)
+			}
+			if other, err := a.s.Ambiguous(a.ctx, "another batch"); err != nil || len(other) != 0 {
+				t.Fatalf("ambiguous requests of another batch: %+v, %v", other, err)
+			}
+			if reqs[0].Attempts == 1 {
+				// Not charged: released, and sent again.
+				res := store.Resolution{Resolution: journal.Resolution{To: journal.NotApplied, By: "ana", Note: "no charge"}}
+				if _, err := a.s.Resolve(a.ctx, a.chunk.Key, res); err != nil {
+					t.Fatal(err)
+				}
+				if m := a.money(t); m.Held != 0 || m.Spent != 0 {
+					t.Fatalf("after resolving not applied: %+v", m)
+				}
+				a.s.RetrySafe(a.ctx, "b", "test")
+			}
+		}
+		res := store.Resolution{Resolution: journal.Resolution{To: journal.Applied, By: "ana", Note: "charged"},
+			Transcript: &provider.Transcript{Text: "found", Segments: []provider.Segment{{Text: "found"}}}}
+		if _, err := a.s.Resolve(a.ctx, a.chunk.Key, res); err != nil {
+			t.Fatal(err)
+		}
+		if got, m := a.holds(t), a.money(t); got != "#1:voided,#2:settled" || m.Spent != 60 || m.Held != 0 || m.HeldAmbiguous != 0 {
+			t.Fatalf("after resolving applied: holds %q, %+v; want the second hold settled at the amount held", got, m)
+		}
+		hits, err := a.s.Search(a.ctx, []string{"found"}, 5)
+		if err != nil || len(hits) != 1 || hits[0].SHA256 != sha {
+			t.Fatalf("the resolution's transcript is not searchable: %+v, %v", hits, err)
+		}
+	})
+}
