@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os/user"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -46,7 +45,7 @@ settles is recorded under the user who started the console.`,
 			f.StringVar(&addr, "addr", defaultConsoleAddr, "listen on `ADDR` (host:port, or a port on 127.0.0.1)")
 		},
 		Check: func(r *command.Run) error {
-			a, err := listenAddress("--addr", addr)
+			a, err := command.ListenAddress("--addr", addr)
 			if err != nil {
 				return command.Usagef("%v", err)
 			}
@@ -83,14 +82,14 @@ func serveConsole(ctx context.Context, r *command.Run, configPath, addr string) 
 	if err != nil {
 		return err
 	}
-	c, err := console.New(console.Options{Product: "toolgate", Token: token, TokenEnv: toolgate.TokenEnv, User: currentUser(r),
+	c, err := console.New(console.Options{Product: "toolgate", Token: token, TokenEnv: toolgate.TokenEnv, User: r.User(),
 		Journal: journal.New(db.JournalStore(), journal.Options{}), Work: consoleui.Work(), Pages: ui.Pages(), Registry: reg, Log: log})
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return listenError("--addr", addr, err)
+		return command.ListenError("--addr", addr, err)
 	}
 	auth := "no token: loopback only"
 	if token != "" {
@@ -98,16 +97,4 @@ func serveConsole(ctx context.Context, r *command.Run, configPath, addr string) 
 	}
 	r.Logf("the console is at http://%s/ (%s)", ln.Addr(), auth)
 	return c.Serve(ctx, ln)
-}
-
-// currentUser is who the console records as settling on loopback
-// without a token: $USER, else the system's name for the process's user.
-func currentUser(r *command.Run) string {
-	if u := r.Getenv("USER"); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return ""
 }

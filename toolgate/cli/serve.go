@@ -104,7 +104,7 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	}
 	ln, err := net.Listen("tcp", sf.http)
 	if err != nil {
-		return listenError("--http", sf.http, err)
+		return command.ListenError("--http", sf.http, err)
 	}
 	auth := "no token"
 	if token != "" {
@@ -121,7 +121,7 @@ func (sf *serveFlags) check() error {
 		return command.Usagef("give either --stdio or --http ADDR")
 	}
 	if sf.http != "" {
-		addr, err := listenAddress("--http", sf.http)
+		addr, err := command.ListenAddress("--http", sf.http)
 		if err != nil {
 			return command.Usagef("%v", err)
 		}
