@@ -20,14 +20,21 @@ type Hit struct {
 // order, best first, at most limit of them: with FTS5 on SQLite, a
 // tsvector on PostgreSQL.
 func (s *Store) Search(ctx context.Context, words []string, limit int) ([]Hit, error) {
+	return s.SearchMarked(ctx, words, limit, "[", "]")
+}
+
+// SearchMarked is Search with the matches in the snippets between open
+// and close, such as characters that a transcript does not hold, for a
+// page that marks them up. Neither may hold a double quote.
+func (s *Store) SearchMarked(ctx context.Context, words []string, limit int, open, close string) ([]Hit, error) {
 	var q string
-	var arg any
+	var args []any
 	if s.db.Backend() == "postgres" {
 		q = `SELECT sha256, start_us, end_us,
-				ts_headline('simple', text, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=18, MinWords=6')
+				ts_headline('simple', text, plainto_tsquery('simple', $1), $3 || ', MaxWords=18, MinWords=6')
 			FROM recall_search WHERE tsv @@ plainto_tsquery('simple', $1)
 			ORDER BY ts_rank(tsv, plainto_tsquery('simple', $1)) DESC, sha256, start_us LIMIT $2`
-		arg = strings.Join(words, " ")
+		args = []any{strings.Join(words, " "), limit, `StartSel="` + open + `", StopSel="` + close + `"`}
 	} else {
 		// Each word a quoted FTS5 string: the user's punctuation is never
 		// read as query syntax.
@@ -35,14 +42,14 @@ func (s *Store) Search(ctx context.Context, words []string, limit int) ([]Hit, e
 		for i, w := range words {
 			quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
 		}
-		q = `SELECT sha256, start_us, end_us, snippet(recall_search, 4, '[', ']', '…', 12)
+		q = `SELECT sha256, start_us, end_us, snippet(recall_search, 4, $3, $4, '…', 12)
 			FROM recall_search WHERE recall_search MATCH $1 ORDER BY rank, sha256, start_us LIMIT $2`
-		arg = strings.Join(quoted, " ")
+		args = []any{strings.Join(quoted, " "), limit, open, close}
 	}
 	return list(ctx, s, func(rows *sql.Rows) (h Hit, err error) {
 		var start, end int64
 		err = rows.Scan(&h.SHA256, &start, &end, &h.Snippet)
 		h.Start, h.End = fromMicros(start), fromMicros(end)
 		return h, err
-	}, q, arg, limit)
+	}, q, args...)
 }
