@@ -2,6 +2,9 @@ package recall
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
@@ -35,4 +38,22 @@ func (a *Archive) Resolve(ctx context.Context, key string, d Decision) (journal.
 		res.To = journal.Applied
 	}
 	return a.store.Resolve(ctx, key, res)
+}
+
+// ParseTranscript reads a transcript that a person obtained from the
+// provider, to resolve a request as applied with it: the provider's JSON,
+// which keeps the timestamps, or plain text, which has none.
+func ParseTranscript(data []byte) (*provider.Transcript, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("recall: the transcript is not UTF-8 text: give plain text, or the provider's JSON")
+	}
+	t, err := provider.ParseVerboseJSON(data)
+	if err != nil || t.Text == "" {
+		t = provider.Transcript{Text: strings.TrimSpace(string(data))}
+		t.Segments = []provider.Segment{{Text: t.Text}}
+	}
+	if t.Text == "" {
+		return nil, errors.New("recall: the transcript is empty: give the text the provider returned, or resolve without one")
+	}
+	return &t, nil
 }

@@ -50,17 +50,16 @@ func resolveCommand(o recall.Options) *command.Command {
 	}
 }
 
-// readTranscript reads a transcript a person gives: the provider's JSON,
-// which keeps the timestamps, or plain text, which has none.
+// readTranscript reads a transcript a person gives, as the console does
+// ([recall.ParseTranscript]).
 func readTranscript(path string) (*provider.Transcript, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := provider.ParseVerboseJSON(data)
-	if err != nil || t.Text == "" {
-		t = provider.Transcript{Text: strings.TrimSpace(string(data))}
-		t.Segments = []provider.Segment{{Text: t.Text}}
+	t, err := recall.ParseTranscript(data)
+	if err != nil {
+		return nil, fmt.Errorf("--transcript %s: %s", path, strings.TrimPrefix(err.Error(), "recall: "))
 	}
-	return &t, nil
+	return t, nil
 }
