@@ -4,12 +4,14 @@
 // provider with one call that charges and then drops the connection, and
 // walks through settling that ambiguous call. Run it with:
 //
-//	go run ./examples/archive
+//	go run ./examples/archive                   # the whole walk-through
+//	go run ./examples/archive --db /tmp/demo.db # up to the ambiguous requests, kept for recall-archive console
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,7 +27,9 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout, ""); err != nil {
+	keep := flag.String("db", "", "keep the archive in `FILE` (a new one) and stop with its ambiguous requests, for recall-archive console --db FILE")
+	flag.Parse()
+	if err := run(os.Stdout, "", *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "archive:", err)
 		os.Exit(1)
 	}
@@ -39,10 +43,18 @@ var lines = []string{
 }
 
 // run plays the demo in work, a new temporary directory if empty, which it
-// leaves behind for a look at the transcripts and the database.
-func run(w io.Writer, work string) error {
+// leaves behind for a look at the transcripts and the database. With keep,
+// the archive is that file, and the demo stops once it has asked the
+// provider about the ambiguous requests, leaving them for a person to
+// settle in the console.
+func run(w io.Writer, work, keep string) error {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		return fmt.Errorf("ffmpeg is needed (apt-get install ffmpeg)")
+	}
+	if keep != "" {
+		if _, err := os.Stat(keep); err == nil {
+			return fmt.Errorf("%s exists: give --db a new file, so that the demo starts from an empty archive", keep)
+		}
 	}
 	if work == "" {
 		var err error
@@ -76,7 +88,10 @@ func run(w io.Writer, work string) error {
 	provider := "http://" + ln.Addr().String()
 
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
-	db := filepath.Join(work, "recall.db")
+	db := keep
+	if db == "" {
+		db = filepath.Join(work, "recall.db")
+	}
 	out := filepath.Join(work, "transcripts")
 	say := func(format string, args ...any) { fmt.Fprintf(w, "\n# "+format+"\n", args...) }
 	cmd := func(args ...string) int {
@@ -95,14 +110,27 @@ func run(w io.Writer, work string) error {
 	cmd("ambiguous", "interviews")
 
 	say("Ask the provider. The sandbox can be asked: GET /v1/sandbox/charges?tag=KEY.")
-	for _, key := range ambiguousKeys(db) {
+	keys := ambiguousKeys(db)
+	found := map[string]string{} // the transcript file of each request charged
+	for i, key := range keys {
 		transcript, charged := askSandbox(provider, key)
 		fmt.Fprintf(w, "the sandbox on %s: charged=%v\n", key, charged)
 		if charged {
-			// It went through: settle the hold, and keep the transcript
-			// the provider has.
-			file := filepath.Join(work, "recovered.txt")
-			os.WriteFile(file, []byte(transcript), 0o644)
+			// It went through: the provider has the transcript.
+			found[key] = filepath.Join(work, fmt.Sprintf("recovered-%d.txt", i+1))
+			os.WriteFile(found[key], []byte(transcript), 0o644)
+			fmt.Fprintf(w, "its transcript, from the provider, is in %s\n", found[key])
+		}
+	}
+	if keep != "" {
+		fmt.Fprintf(w, "\nThe archive is in %s, with %d ambiguous requests: recall-archive console --db %s shows the batch and them.\n", keep, len(keys), keep)
+		fmt.Fprintln(w, "Settle the one the sandbox charged as applied, with its transcript file, and the other as not applied;")
+		fmt.Fprintln(w, "then press retry-failed --safe-only, and run the batch again to send it.")
+		return nil
+	}
+	for _, key := range keys {
+		if file, charged := found[key]; charged {
+			// Settle the hold, and keep the transcript.
 			cmd("resolve", key, "--applied", "--transcript", file, "--note", "listed in the provider's charges")
 		} else {
 			cmd("resolve", key, "--not-applied", "--note", "not in the provider's charges")

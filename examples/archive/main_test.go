@@ -2,16 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rubicon-go/rubicon/recall"
 )
 
 // TestDemo keeps the quick start's first command honest.
 func TestDemo(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, t.TempDir()); err != nil {
+	if err := run(&out, t.TempDir(), ""); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
@@ -44,6 +49,45 @@ func TestDemo(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestDemoKeepsTheArchive keeps the archive for the console's quick start:
+// the demo stops with its two ambiguous requests, the transcript the
+// sandbox kept for the one it charged in a file.
+func TestDemoKeepsTheArchive(t *testing.T) {
+	work := t.TempDir()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	var out bytes.Buffer
+	if err := run(&out, work, db); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, want := range []string{"2 ambiguous", "charged=true", "charged=false", "recall-archive console --db " + db} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "$ recall-archive resolve") {
+		t.Errorf("the demo resolved a request it keeps for the console:\n%s", text)
+	}
+	m := regexp.MustCompile(`its transcript, from the provider, is in (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the output does not say where the recovered transcript is:\n%s", text)
+	}
+	if b, err := os.ReadFile(m[1]); err != nil || !strings.Contains(string(b), "sandbox") {
+		t.Errorf("the recovered transcript: %q, %v", b, err)
+	}
+	a, err := recall.Open(context.Background(), db, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if items, err := a.Ambiguous(context.Background(), "interviews"); err != nil || len(items) != 2 {
+		t.Fatalf("the kept archive's ambiguous requests: %+v, %v", items, err)
+	}
+	if err := run(&out, t.TempDir(), db); err == nil || !strings.Contains(err.Error(), "give --db a new file") {
+		t.Errorf("an archive that exists: %v", err)
 	}
 }
 
