@@ -26,11 +26,16 @@ type providerFlags struct {
 
 // register declares the flags in f.
 func (p *providerFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: sandbox (built in, no account needed), openai (any OpenAI-compatible API), deepgram or assemblyai")
+	p.registerPrice(f)
 	f.StringVar(&p.url, "provider-url", "", "the provider's base `URL` (default: the provider's own; for sandbox, a sandbox started for the run)")
-	f.StringVar(&p.model, "model", "", "the `MODEL` (default: whisper-1; nova-3 for deepgram; best for assemblyai)")
 	f.StringVar(&p.keyEnv, "api-key-env", "", "the environment `VARIABLE` that holds the API key (default: OPENAI_API_KEY, DEEPGRAM_API_KEY or ASSEMBLYAI_API_KEY); keys are never taken from flags")
 	f.StringVar(&p.project, "deepgram-project", "", "deepgram: the `PROJECT` whose request log reconcile searches (default: $DEEPGRAM_PROJECT_ID)")
+}
+
+// registerPrice declares in f the flags that price a provider's work.
+func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
+	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: sandbox (built in, no account needed), openai (any OpenAI-compatible API), deepgram or assemblyai")
+	f.StringVar(&p.model, "model", "", "the `MODEL` (default: whisper-1; nova-3 for deepgram; best for assemblyai)")
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }
 
