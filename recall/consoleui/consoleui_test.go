@@ -3,6 +3,7 @@ package consoleui_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -288,4 +289,26 @@ func must[T any](v T, err error) T {
 		panic(fmt.Sprint(err))
 	}
 	return v
+}
+
+// TestTokenRequired: with a token, a page asks for signing in, a form
+// without a session is refused, and a program reads /metrics with the
+// token as a bearer.
+func TestTokenRequired(t *testing.T) {
+	const token = "0123456789abcdef-recall"
+	x := newArchive(t, archiveOptions{token: token})
+	if p := x.get(t, "/batches/"+batch); p.status != 303 || p.location != "/login?next=%2Fbatches%2Finterviews" {
+		t.Errorf("a page without signing in: %d %s", p.status, p.location)
+	}
+	if p := x.post(t, "/batches/"+batch+"/retry-failed", "same-origin", url.Values{}); p.status != 401 {
+		t.Errorf("the retry button without signing in: %d", p.status)
+	}
+	if p := x.get(t, "/metrics"); p.status != 401 {
+		t.Errorf("/metrics without the token: %d", p.status)
+	}
+	req, _ := http.NewRequest("GET", x.console.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if p := x.do(t, req); p.status != 200 || !strings.Contains(p.body, `recall_items{batch="interviews",state="ambiguous"} 2`) {
+		t.Errorf("/metrics with the token: %d", p.status)
+	}
 }
