@@ -199,3 +199,19 @@ func TestCleanPartialsKeepsThoseBeingWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEmptyProxyIsAnError: an ffmpeg that writes nothing and says nothing
+// leaves no proxy to plan from.
+func TestEmptyProxyIsAnError(t *testing.T) {
+	silent := filepath.Join(t.TempDir(), "ffmpeg")
+	// The last argument is the output: create it empty.
+	os.WriteFile(silent, []byte("#!/bin/sh\nfor a; do out=$a; done\n: > \"${out#file:}\"\n"), 0o755)
+	dst := filepath.Join(t.TempDir(), "p.mp3")
+	err := (media.Tools{FFmpeg: silent}).Proxy(context.Background(), source(t, time.Second), dst)
+	if err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("an empty proxy: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatalf("an empty proxy was kept: %v", err)
+	}
+}
