@@ -8,6 +8,7 @@ package toolgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -427,6 +428,10 @@ func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 const (
 	MaxListedSchema = 12 << 10
 	maxBriefDepth   = 24
+	// maxListedNodes is more subschemas than fit in MaxListedSchema: a
+	// subschema and its name take 12 bytes at the least. A brief schema
+	// gives up there rather than be built whole to be found too large.
+	maxListedNodes = MaxListedSchema / 12
 )
 
 // ListedInputSchema returns the input schema as tools/list gives it: as
@@ -436,17 +441,24 @@ const (
 // against the whole schema (InputSchema). The arguments themselves are
 // always listed, each at least with its type.
 func (c *Catalog) ListedInputSchema(t *Tool) (json.RawMessage, error) {
+	fits := func(depth int) (s json.RawMessage, cut, ok bool, err error) {
+		s, cut, err = c.inputSchema(t, true, depth)
+		if errors.Is(err, spec.ErrTooLarge) {
+			return nil, true, false, nil
+		}
+		return s, cut, err == nil && len(s) <= MaxListedSchema, err
+	}
 	// Most schemas fit whole: one pass.
-	s, cut, err := c.inputSchema(t, true, maxBriefDepth)
-	if err != nil || len(s) <= MaxListedSchema {
+	s, _, ok, err := fits(maxBriefDepth)
+	if ok || err != nil {
 		return s, err
 	}
-	// Otherwise the deepest cut that fits. The arguments (depth 0) are
-	// listed even when they do not fit.
+	// Otherwise the deepest cut that fits. The arguments' types (depth
+	// -1) are listed even when they do not fit.
 	fit, _, err := c.inputSchema(t, true, -1)
 	for depth := 0; depth < maxBriefDepth && err == nil; depth++ {
-		s, cut, err = c.inputSchema(t, true, depth)
-		if err != nil || len(s) > MaxListedSchema {
+		var cut bool
+		if s, cut, ok, err = fits(depth); !ok {
 			break
 		}
 		fit = s
@@ -468,7 +480,7 @@ func (c *Catalog) inputSchema(t *Tool, brief bool, depth int) (json.RawMessage, 
 		if !brief {
 			return c.Doc.Schema(raw, t.op.Where)
 		}
-		s, cuts, err := c.Doc.SchemaBrief(raw, t.op.Where, depth)
+		s, cuts, err := c.Doc.SchemaBrief(raw, t.op.Where, depth, maxListedNodes)
 		cut = cut || cuts
 		return s, err
 	}

@@ -45,7 +45,7 @@ func (d *Document) Schema(raw json.RawMessage, where string) (any, error) {
 // subschemas or the depth limit.
 func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) (any, error) {
 	s, _, err := d.inline(raw, where, limits{maxNodes: maxNodes, maxDepth: maxSchemaDepth, whole: true})
-	if errors.Is(err, errTooLarge) {
+	if errors.Is(err, ErrTooLarge) {
 		return nil, nil
 	}
 	return s, err
@@ -57,13 +57,16 @@ func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) 
 // their first sentence. Each cut part keeps its type, if it has one, and
 // says, in its description, which of the document's schemas gives its
 // shape, and that the server checks it in full. The result never refuses
-// what Schema accepts. cut says whether anything was left out.
-func (d *Document) SchemaBrief(raw json.RawMessage, where string, depth int) (s any, cut bool, err error) {
-	s, cuts, err := d.inline(raw, where, limits{maxNodes: maxSchemaNodes, maxDepth: min(depth, maxSchemaDepth), brief: true})
+// what Schema accepts. cut says whether anything was left out. Past
+// maxNodes subschemas it stops, and returns ErrTooLarge.
+func (d *Document) SchemaBrief(raw json.RawMessage, where string, depth, maxNodes int) (s any, cut bool, err error) {
+	s, cuts, err := d.inline(raw, where, limits{maxNodes: maxNodes, maxDepth: min(depth, maxSchemaDepth), brief: true})
 	return s, cuts > 0, err
 }
 
-var errTooLarge = errors.New("spec: the schema is too large")
+// ErrTooLarge says that a schema has more subschemas than its caller
+// wants.
+var ErrTooLarge = errors.New("spec: the schema is too large")
 
 // limits bound an inlining.
 type limits struct {
@@ -71,8 +74,8 @@ type limits struct {
 	// give up rather than cut the schema short.
 	maxNodes, maxDepth int
 	whole              bool
-	// brief shortens descriptions, and has cuts say where the shape of
-	// what they leave out is.
+	// brief shortens descriptions, has cuts say where the shape of what
+	// they leave out is, and gives up past maxNodes.
 	brief bool
 }
 
@@ -132,10 +135,10 @@ type expansion struct {
 
 // cut stands for s, which the limits leave out (nil for what is left of
 // a list): an open schema that says so, or, for a schema given whole or
-// not at all, errTooLarge.
+// not at all, or brief past its budget, ErrTooLarge.
 func (in *inliner) cut(s *schema) (any, error) {
-	if in.whole {
-		return nil, errTooLarge
+	if in.whole || in.brief && in.spent() {
+		return nil, ErrTooLarge
 	}
 	in.cuts++
 	in.nodes++
@@ -223,6 +226,9 @@ func (in *inliner) schema(s *schema, depth int) (any, error) {
 		return s.value, nil
 	}
 	in.deepest = max(in.deepest, depth)
+	if in.brief && in.nodes+s.cost > in.maxNodes {
+		return nil, ErrTooLarge
+	}
 	if depth > in.maxDepth || in.nodes+s.cost > in.maxNodes {
 		return in.cut(s)
 	}
