@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,7 +28,11 @@ import (
 // answer, the number of tools listed, the size of the answer and the
 // process's peak resident memory in bytes.
 func firstList(tb testing.TB, spec, db string) (elapsed time.Duration, tools, size int, peak int64) {
-	cmd := exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+	return firstListOf(tb, exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db))
+}
+
+// firstListOf is firstList for any MCP server over stdio started by cmd.
+func firstListOf(tb testing.TB, cmd *exec.Cmd) (elapsed time.Duration, tools, size int, peak int64) {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -50,17 +55,17 @@ func firstList(tb testing.TB, spec, db string) (elapsed time.Duration, tools, si
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+			tb.Fatalf("%s: %v\n%s", cmd.Path, err, stderr.String())
 		}
-		if bytes.Contains(line[:min(len(line), 40)], []byte(`"id":2`)) {
+		if answersList(line) {
 			answer = line
 			elapsed = time.Since(start)
 			break
 		}
 	}
 	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+	if err := cmd.Wait(); err != nil && !isSignal(err) {
+		tb.Fatalf("%s: %v\n%s", cmd.Path, err, stderr.String())
 	}
 	var res struct {
 		Result struct{ Tools []json.RawMessage }
@@ -71,15 +76,45 @@ func firstList(tb testing.TB, spec, db string) (elapsed time.Duration, tools, si
 	return elapsed, len(res.Result.Tools), len(answer), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 }
 
+// answersList reports whether a JSON-RPC message line is the answer to
+// the request with id 2, tools/list, wherever its id is written.
+func answersList(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	head, tail := line[:min(len(line), 40)], line[max(0, len(line)-40):]
+	return bytes.Contains(head, []byte(`"id":2,`)) || bytes.HasSuffix(tail, []byte(`"id":2}`))
+}
+
+// isSignal reports whether err says the process ended on a signal, as
+// some servers do when their standard input closes.
+func isSignal(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && !exit.Exited()
+}
+
+// peerPackage is the Node OpenAPI-to-MCP server the cold start is
+// compared with; `make bench-toolgate` installs it into .cache/npm.
+const peerPackage = "@ivotoby/openapi-mcp-server"
+
 // BenchmarkColdStart measures from process start to the answer of the
 // first tools/list over stdio (first-list-ms, the mean; ns/op runs to the
 // process's exit), and reports the process's peak resident memory. The
 // example shop's seven operations are the baseline: what starting the
-// process and a session costs whatever the document.
+// process and a session costs whatever the document. Kubernetes' document
+// is also served by a Node peer (peerPackage), in the same run.
 func BenchmarkColdStart(b *testing.B) {
-	for _, c := range []struct{ name, spec string }{
-		{"shop", shopSpec},
-		{"github", testspecs.GitHub(b)},
+	k8s := testspecs.Corpus(b, "k8s-swagger.json")
+	for _, c := range []struct {
+		name string
+		cmd  func(b *testing.B, db string) *exec.Cmd
+	}{
+		{"shop", toolgateServe(shopSpec)},
+		{"github", toolgateServe(testspecs.GitHub(b))},
+		{"kubernetes", toolgateServe(k8s)},
+		{"kubernetes-node-peer", func(b *testing.B, _ string) *exec.Cmd {
+			env := nodeFor(b, "20", peerPackage)
+			return exec.Command(env.node, filepath.Join(env.modules, peerPackage, "bin", "mcp-server.js"),
+				"--transport", "stdio", "--openapi-spec", k8s, "--api-base-url", "http://127.0.0.1:1")
+		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "journal.db")
@@ -89,7 +124,7 @@ func BenchmarkColdStart(b *testing.B) {
 			for b.Loop() {
 				var p int64
 				var d time.Duration
-				d, tools, size, p = firstList(b, c.spec, db)
+				d, tools, size, p = firstListOf(b, c.cmd(b, db))
 				peak = max(peak, p)
 				total += d
 				n++
@@ -99,6 +134,13 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(tools), "tools")
 			b.ReportMetric(float64(size)/(1<<20), "list-MB")
 		})
+	}
+}
+
+// toolgateServe returns the command that serves spec over stdio.
+func toolgateServe(spec string) func(*testing.B, string) *exec.Cmd {
+	return func(_ *testing.B, db string) *exec.Cmd {
+		return exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
 	}
 }
 
