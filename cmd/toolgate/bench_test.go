@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,7 +39,11 @@ type listing struct {
 // firstList starts toolgate serve --stdio on spec, initializes a session,
 // and lists the tools, following the cursors to the last page.
 func firstList(tb testing.TB, spec, db string) listing {
-	cmd := exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+	return firstListOf(tb, exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db))
+}
+
+// firstListOf is firstList for any MCP server over stdio started by cmd.
+func firstListOf(tb testing.TB, cmd *exec.Cmd) listing {
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -61,9 +66,9 @@ func firstList(tb testing.TB, spec, db string) listing {
 	for id := 2; ; {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+			tb.Fatalf("%s: %v\n%s", cmd.Path, err, stderr.String())
 		}
-		if !bytes.Contains(line[:min(len(line), 40)], []byte(fmt.Sprintf(`"id":%d`, id))) {
+		if !answers(line, id) {
 			continue
 		}
 		l.all = time.Since(start)
@@ -94,12 +99,31 @@ func firstList(tb testing.TB, spec, db string) listing {
 		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"cursor":%s}}`+"\n", id, cursor)
 	}
 	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+	if err := cmd.Wait(); err != nil && !isSignal(err) {
+		tb.Fatalf("%s: %v\n%s", cmd.Path, err, stderr.String())
 	}
 	l.peak = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 	return l
 }
+
+// answers reports whether a JSON-RPC message line is the answer to the
+// request with that id, wherever the message writes its id.
+func answers(line []byte, id int) bool {
+	line = bytes.TrimSpace(line)
+	head, tail := line[:min(len(line), 40)], line[max(0, len(line)-40):]
+	return bytes.Contains(head, fmt.Appendf(nil, `"id":%d,`, id)) || bytes.HasSuffix(tail, fmt.Appendf(nil, `"id":%d}`, id))
+}
+
+// isSignal reports whether err says the process ended on a signal, as
+// some servers do when their standard input closes.
+func isSignal(err error) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && !exit.Exited()
+}
+
+// peerPackage is the Node OpenAPI-to-MCP server the cold start is
+// compared with; `make bench-toolgate` installs it into .cache/npm.
+const peerPackage = "@ivotoby/openapi-mcp-server"
 
 // BenchmarkColdStart measures from process start to the answer of the
 // first tools/list page over stdio (first-list-ms, the mean) and of the
@@ -109,13 +133,23 @@ func firstList(tb testing.TB, spec, db string) listing {
 // largest page and the largest tool. The example shop's seven
 // operations are the baseline: what starting the process and a session
 // costs whatever the document. Kubernetes' and Stripe's documents are
-// the corpus's; GitHub's is $TOOLGATE_GITHUB_SPEC.
+// the corpus's; GitHub's is $TOOLGATE_GITHUB_SPEC. Kubernetes' document is
+// also served by a Node peer (peerPackage), in the same run.
 func BenchmarkColdStart(b *testing.B) {
-	for _, c := range []struct{ name, spec string }{
-		{"shop", shopSpec},
-		{"github", testspecs.GitHub(b)},
-		{"kubernetes", testspecs.Corpus(b, "k8s-swagger.json")},
-		{"stripe", testspecs.Corpus(b, "stripe-spec3-2022.json")},
+	k8s := testspecs.Corpus(b, "k8s-swagger.json")
+	for _, c := range []struct {
+		name string
+		cmd  func(b *testing.B, db string) *exec.Cmd
+	}{
+		{"shop", toolgateServe(shopSpec)},
+		{"github", toolgateServe(testspecs.GitHub(b))},
+		{"kubernetes", toolgateServe(k8s)},
+		{"kubernetes-node-peer", func(b *testing.B, _ string) *exec.Cmd {
+			env := nodeFor(b, "20", peerPackage)
+			return exec.Command(env.node, filepath.Join(env.modules, peerPackage, "bin", "mcp-server.js"),
+				"--transport", "stdio", "--openapi-spec", k8s, "--api-base-url", "http://127.0.0.1:1")
+		}},
+		{"stripe", toolgateServe(testspecs.Corpus(b, "stripe-spec3-2022.json"))},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "journal.db")
@@ -124,7 +158,7 @@ func BenchmarkColdStart(b *testing.B) {
 			var first, all time.Duration
 			n := 0
 			for b.Loop() {
-				l = firstList(b, c.spec, db)
+				l = firstListOf(b, c.cmd(b, db))
 				peak = max(peak, l.peak)
 				first += l.first
 				all += l.all
@@ -140,6 +174,13 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(l.largestPage)/1e3, "page-max-KB")
 			b.ReportMetric(float64(l.largestTool)/1e3, "tool-max-KB")
 		})
+	}
+}
+
+// toolgateServe returns the command that serves spec over stdio.
+func toolgateServe(spec string) func(*testing.B, string) *exec.Cmd {
+	return func(_ *testing.B, db string) *exec.Cmd {
+		return exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
 	}
 }
 

@@ -31,7 +31,7 @@ type nodeEnv struct {
 // nodeFor returns a Node of at least version minimum ("22.19") and the
 // node_modules that hold pkgs, or skips (fails under TOOLGATE_E2E=require)
 // when they are not installed.
-func nodeFor(t *testing.T, minimum string, pkgs ...string) nodeEnv {
+func nodeFor(t testing.TB, minimum string, pkgs ...string) nodeEnv {
 	t.Helper()
 	modules := os.Getenv("TOOLGATE_NODE_MODULES")
 	if modules == "" {
