@@ -5,8 +5,23 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
+
+// Pricing is what a batch is priced at: a provider's model, its price and
+// how the provider rounds each request.
+type Pricing struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// PerMinute in micro-dollars.
+	PerMinute ledger.Amount `json:"per_minute_micro_usd"`
+	Billing   Billing       `json:"billing"`
+	// MaxChunkBytes lowers the provider's size limit per request, as
+	// RunOptions.MaxChunkBytes does.
+	MaxChunkBytes int64 `json:"-"`
+}
 
 // Estimate is what a batch costs.
 type Estimate struct {
@@ -20,11 +35,18 @@ type Estimate struct {
 	RemainingCost ledger.Amount `json:"remaining_cost_micro_usd"`
 }
 
-// Estimate prices the batch's distinct contents at pricePerMinute
-// (micro-dollars), billed per started second of each content.
-func (a *Archive) Estimate(ctx context.Context, batch string, pricePerMinute ledger.Amount) (Estimate, error) {
+// Estimate prices the batch's distinct contents as a run with p pays for
+// them: each content cut into the chunks the run sends (those it planned,
+// or those its audio proxy will give, from the audio's probed length) and
+// each chunk billed as the provider rounds it. A budget of the estimate's
+// Cost pays for the whole batch.
+func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estimate, error) {
 	est := Estimate{Batch: batch}
 	if err := a.checkBatch(ctx, batch); err != nil {
+		return est, err
+	}
+	limits, err := provider.LimitsOf(p.Provider, p.Model)
+	if err != nil {
 		return est, err
 	}
 	progress, err := a.store.Progress(ctx, batch)
@@ -32,8 +54,21 @@ func (a *Archive) Estimate(ctx context.Context, batch string, pricePerMinute led
 		return est, err
 	}
 	contents, err := a.store.Contents(ctx, batch)
+	if err != nil {
+		return est, err
+	}
 	for _, c := range contents {
-		cost := priceOf(c.Duration, pricePerMinute)
+		chunks, err := a.store.Chunks(ctx, c.SHA256)
+		if err != nil {
+			return est, err
+		}
+		if len(chunks) == 0 {
+			chunks = cut(c.SHA256, media.ProxySize(c.Duration), limits, p.MaxChunkBytes)
+		}
+		var cost ledger.Amount
+		for _, ch := range chunks {
+			cost += p.Billing.Cost(ch.Duration, p.PerMinute)
+		}
 		est.Contents++
 		est.Duration += c.Duration
 		est.Cost += cost
@@ -42,5 +77,5 @@ func (a *Archive) Estimate(ctx context.Context, batch string, pricePerMinute led
 			est.RemainingCost += cost
 		}
 	}
-	return est, err
+	return est, nil
 }

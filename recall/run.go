@@ -26,9 +26,17 @@ type RunOptions struct {
 	Provider *provider.Provider
 	// PricePerMinute in micro-dollars.
 	PricePerMinute ledger.Amount
-	// Budget caps what the batch may spend, held and settled together,
-	// over all its runs; 0 means no cap.
+	// Billing is how the provider rounds each request: what each chunk's
+	// hold and cost are rounded to (zero: per started second).
+	Billing Billing
+	// Budget, if not 0, is the cap the batch must have on what it spends,
+	// held and settled together, over all its runs: it is set on a batch
+	// without one, and a batch with another is refused with an error
+	// wrapping ErrBudgetConflict (Archive.SetBudget changes it). 0 keeps
+	// the batch's budget, whatever it is.
 	Budget ledger.Amount
+	// User is who runs the batch, recorded with a budget the run sets.
+	User string
 	// Workers transcribe contents in parallel; default the number of CPUs.
 	Workers int
 	// Out, if set, receives .txt, .srt, .vtt and .json transcripts.
@@ -69,6 +77,11 @@ type RunReport struct {
 	// Untranscribed counts contents paid for (a look-up at the provider
 	// found the charge) whose transcript the provider did not keep.
 	Untranscribed int `json:"paid_without_transcript"`
+	// Refused counts contents the batch's budget could not pay for; not
+	// failures: a run after the budget is raised sends them. Refusals says
+	// which, with what they need.
+	Refused  int       `json:"refused_by_budget"`
+	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
 	Waiting  int       `json:"waiting"`
@@ -99,7 +112,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return RunReport{}, err
 	}
-	if err := a.store.SetBudget(ctx, batch, opts.Budget); err != nil {
+	if err := a.keepBudget(ctx, batch, opts.Budget, opts.User); err != nil {
 		return RunReport{}, err
 	}
 	// Requests whose run died while sending them are ambiguous from now on.
@@ -188,7 +201,9 @@ func (r *run) content(ctx context.Context, sha string) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.chunk(ctx, c)
+		if !r.chunk(ctx, c) {
+			return // the budget refused it: the content's other chunks would be paid for in vain
+		}
 	}
 	if r.opts.Out != "" {
 		if err := r.a.writeOutputs(ctx, r.batch, sha, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
@@ -212,19 +227,18 @@ func (r *run) chunks(ctx context.Context, sha string) ([]store.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.a.store.PlanChunks(ctx, r.cut(sha, st.Size()))
+	return r.a.store.PlanChunks(ctx, cut(sha, st.Size(), r.opts.Provider.Limits(), r.opts.MaxChunkBytes))
 }
 
 // cut plans the chunks of a content whose proxy has size bytes, within the
-// provider's limits.
-func (r *run) cut(sha string, size int64) []store.Chunk {
+// provider's limits and maxChunkBytes, if not 0.
+func cut(sha string, size int64, limits provider.Limits, maxChunkBytes int64) []store.Chunk {
 	// The proxy is constant-bitrate MP3: its size gives its length, as the
 	// provider will measure it, without another ffprobe.
 	duration := time.Duration(size) * time.Second / media.ProxyBytesPerSecond
-	limits := r.opts.Provider.Limits()
 	maxBytes := limits.MaxBytes
-	if r.opts.MaxChunkBytes > 0 && (maxBytes == 0 || r.opts.MaxChunkBytes < maxBytes) {
-		maxBytes = r.opts.MaxChunkBytes
+	if maxChunkBytes > 0 && (maxBytes == 0 || maxChunkBytes < maxBytes) {
+		maxBytes = maxChunkBytes
 	}
 	n := 1
 	if maxBytes > 0 {
@@ -301,34 +315,37 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	return path, st.Size(), nil
 }
 
-// chunk sends one chunk, if it still needs sending.
-func (r *run) chunk(ctx context.Context, c store.Chunk) {
+// chunk sends one chunk, if it still needs sending. It returns false when
+// the batch's budget refused it.
+func (r *run) chunk(ctx context.Context, c store.Chunk) bool {
 	op, err := r.a.store.Operation(ctx, c.Key)
 	if err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "journal", Error: err.Error()})
-		return
+		return true
 	}
 	if op.State != journal.Pending {
-		return // done, ambiguous, in flight, or failed: not ours to send
+		return true // done, ambiguous, in flight, or failed: not ours to send
 	}
 	release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
 	if err != nil {
-		return // another worker holds it
+		return true // another worker holds it
 	}
 	defer release()
 
 	path, size, err := r.chunkFile(ctx, c)
 	if err != nil {
 		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil)
-		return
+		return true
 	}
-	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, r.price(c.Duration)); err != nil {
-		detail := err.Error()
-		if errors.Is(err, ledger.ErrInsufficientFunds) {
-			detail = "budget: " + detail
+	cost := r.price(c.Duration)
+	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost); err != nil {
+		var short *ledger.InsufficientError
+		if errors.As(err, &short) {
+			r.refuse(ctx, c, cost, cost-max(short.Available, 0))
+			return false
 		}
-		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: detail}, nil)
-		return
+		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil)
+		return true
 	}
 
 	// The boundary: from here on, a failure may have been paid for; the
@@ -341,10 +358,24 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) {
 	rep := provider.Report(r.opts.Worker, err)
 	if err != nil {
 		r.record(ctx, c, rep, nil)
-		return
+		return true
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
-	r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: r.price(c.Duration)})
+	r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost})
+	return true
+}
+
+// refuse records that the batch's budget refused the chunk c, which needs
+// cost and lacks missing: it stays unsent, for a run with more budget.
+func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Amount) {
+	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, cost, missing); err != nil {
+		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
+		return
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Path: c.SHA256, Chunk: c.Index + 1, Chunks: c.Count, State: journal.Pending,
+			Detail: fmt.Sprintf("refused by budget: $%s missing", missing.Decimal(6))})
+	}
 }
 
 // record stores a chunk's outcome, with its transcript and money.
@@ -363,13 +394,9 @@ func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *
 	}
 }
 
-// price is the cost of d, billed per started second.
-func (r *run) price(d time.Duration) ledger.Amount { return priceOf(d, r.opts.PricePerMinute) }
-
-// priceOf is the cost of d at perMinute, billed per started second.
-func priceOf(d time.Duration, perMinute ledger.Amount) ledger.Amount {
-	secs := int64((d + time.Second - 1) / time.Second)
-	return ledger.Amount((secs*int64(perMinute) + 59) / 60)
+// price is the cost of a request of d, as the provider bills it.
+func (r *run) price(d time.Duration) ledger.Amount {
+	return r.opts.Billing.Cost(d, r.opts.PricePerMinute)
 }
 
 // fail marks the batch's files of a content as failed before any payment.
@@ -382,7 +409,7 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 
 // runReport counts the batch's contents by how far they got.
 func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}}
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
 	progress, err := a.store.Progress(ctx, batch)
 	if err != nil {
 		return rep, err
@@ -397,11 +424,14 @@ func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error
 			rep.Failed++
 		case store.Untranscribed:
 			rep.Untranscribed++
+		case store.RefusedByBudget:
+			rep.Refused++
 		default:
 			rep.Waiting++
 		}
 	}
-	return rep, nil
+	rep.Refusals, err = a.refusals(ctx, batch, progress)
+	return rep, err
 }
 
 // shortHash abbreviates s for a file name.

@@ -265,8 +265,13 @@ func TestBudgetIsNeverExceeded(t *testing.T) {
 	if m, _ := w.a.Money(context.Background(), "b"); m.Spent != spent || m.Held != 0 || m.Budget != 7000 {
 		t.Fatalf("the batch's money %+v disagrees with the sandbox's charges %d", m, spent)
 	}
-	if rep.Failed != 8-rep.Done {
-		t.Fatalf("the items over budget should fail safely: %+v", rep)
+	if rep.Failed != 0 || rep.Refused != 8-rep.Done || len(rep.Refusals) != rep.Refused {
+		t.Fatalf("the items over budget should be refused by it, not failed: %+v", rep)
+	}
+	for _, f := range rep.Refusals {
+		if f.Needed < 3000 || f.Missing <= 0 || f.Missing > f.Needed {
+			t.Errorf("refusal %+v: want what it needs and what the budget lacked", f)
+		}
 	}
 }
 

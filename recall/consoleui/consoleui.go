@@ -34,11 +34,9 @@ var templateFiles embed.FS
 type Options struct {
 	// Archive is the open archive the pages show and change.
 	Archive *recall.Archive
-	// PricePerMinute prices the estimates, in micro-dollars a minute of
-	// audio; Priced names the provider and model it is the price of, such
-	// as "sandbox/whisper-1".
-	PricePerMinute ledger.Amount
-	Priced         string
+	// Pricing prices the estimates: a provider's model, its price and
+	// rounding.
+	Pricing recall.Pricing
 	// Registry, if not nil, receives the archive's metrics.
 	Registry prometheus.Registerer
 	// Log receives a structured line for each change made; nil discards

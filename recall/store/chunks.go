@@ -113,7 +113,11 @@ func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledg
 			return err
 		}
 		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: account(batch), Amount: amount, Operation: key}
-		_, err = s.l.HoldTx(ctx, tx, hold)
+		if _, err = s.l.HoldTx(ctx, tx, hold); err != nil {
+			return err
+		}
+		// Paid for at last: no budget's earlier refusal holds any more.
+		_, err = tx.SQL().ExecContext(ctx, `DELETE FROM recall_refusals WHERE op_key = $1`, key)
 		return err
 	})
 }
@@ -235,6 +239,10 @@ const (
 	// Untranscribed: paid for, as a look-up at the provider found, but the
 	// provider kept no transcript to fetch.
 	Untranscribed Progress = "paid_without_transcript"
+	// RefusedByBudget: a chunk was never sent because the batch's budget
+	// could not hold its cost; not a failure: a run after the budget is
+	// raised sends it.
+	RefusedByBudget Progress = "refused_by_budget"
 )
 
 // Progress returns how far each content of the batch's added files got.
@@ -247,7 +255,15 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 	if err != nil {
 		return nil, err
 	}
-	type tally struct{ total, applied, untranscribed, ambiguous, failed, sending int }
+	refusals, err := s.Refusals(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	refused := make(map[string]bool, len(refusals))
+	for _, r := range refusals {
+		refused[r.Key] = true
+	}
+	type tally struct{ total, applied, untranscribed, ambiguous, failed, sending, refused int }
 	t := map[string]*tally{}
 	for _, c := range chunks {
 		x := t[c.sha]
@@ -271,6 +287,10 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 			x.failed++
 		case journal.Sending:
 			x.sending++
+		case journal.Pending:
+			if refused[c.key] {
+				x.refused++
+			}
 		}
 	}
 	out := make(map[string]Progress, len(t))
@@ -282,6 +302,8 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 			out[sha] = Sending
 		case x.failed > 0:
 			out[sha] = FailedSafely
+		case x.refused > 0:
+			out[sha] = RefusedByBudget
 		case x.total > 0 && x.applied == x.total && x.untranscribed > 0:
 			out[sha] = Untranscribed
 		case x.total > 0 && x.applied == x.total:

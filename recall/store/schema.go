@@ -83,11 +83,35 @@ CREATE INDEX recall_search_tsv ON recall_search USING GIN (tsv);
 CREATE INDEX recall_search_chunk ON recall_search (sha256, idx);`
 )
 
+// budgetSQL keeps who changed each batch's budget, and when, and which of
+// a batch's chunks its budget refused: a refused chunk was never sent, and
+// goes when a run finds the money for it.
+const budgetSQL = `
+CREATE TABLE recall_budget_changes (
+	batch      TEXT NOT NULL REFERENCES recall_batches (name),
+	changed_at BIGINT NOT NULL,
+	old_amount BIGINT NOT NULL,
+	new_amount BIGINT NOT NULL,
+	changed_by TEXT NOT NULL,
+	how        TEXT NOT NULL
+);
+CREATE INDEX recall_budget_changes_batch ON recall_budget_changes (batch, changed_at);
+CREATE TABLE recall_refusals (
+	batch      TEXT NOT NULL REFERENCES recall_batches (name),
+	op_key     TEXT NOT NULL,
+	needed     BIGINT NOT NULL,
+	missing    BIGINT NOT NULL,
+	refused_at BIGINT NOT NULL,
+	PRIMARY KEY (batch, op_key)
+);
+`
+
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
 		{Component: component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
 		{Component: component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
 		{Component: component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
+		{Component: component, Version: 4, Name: "budget changes and refusals", SQLite: budgetSQL, Postgres: budgetSQL},
 	}
 }

@@ -102,7 +102,7 @@ func (a *archive) money(t *testing.T) store.Money {
 // and each outcome settles or releases the hold it belongs to.
 func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 100); err != nil {
+		if _, err := a.s.SetBudget(a.ctx, "b", 100, "tester", "test"); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.send(t, 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
@@ -154,7 +154,7 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 // it at the cost found or releases it.
 func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 0); err != nil {
+		if err := a.s.OpenAccount(a.ctx, "b"); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {

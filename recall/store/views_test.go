@@ -40,7 +40,7 @@ func TestViewsOfTheArchive(t *testing.T) {
 // marks; Search marks them [like this].
 func TestSearchMarksTheMatches(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 0); err != nil {
+		if err := a.s.OpenAccount(a.ctx, "b"); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.send(t, 60); err != nil {
