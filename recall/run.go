@@ -368,7 +368,7 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) bool {
 // refuse records that the batch's budget refused the chunk c, which needs
 // cost and lacks missing: it stays unsent, for a run with more budget.
 func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Amount) {
-	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, cost, missing); err != nil {
+	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, r.opts.Worker, cost, missing); err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
 		return
 	}

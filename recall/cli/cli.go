@@ -23,8 +23,9 @@ const (
 	// ExitAmbiguous: the command finished, and some items are ambiguous:
 	// they may have been paid for, and need a person or a reconciliation.
 	ExitAmbiguous = 3
-	// ExitItemProblems: the command finished, and some items failed or were
-	// rejected; the others went through.
+	// ExitItemProblems: the command finished, and some items failed, were
+	// rejected or were refused by the batch's budget; the others went
+	// through.
 	ExitItemProblems = 4
 )
 
@@ -61,7 +62,7 @@ may come before the command. Every command takes --json.`,
 			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
-			{Code: ExitItemProblems, Meaning: "done, with items that failed or were rejected (listed in the output)"},
+			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},
 		},
 		DB: command.Database{Env: DBEnv, File: "recall.db", What: "database"},
 	}

@@ -34,19 +34,26 @@ func runCommand(o recall.Options) *command.Command {
 		Help: `Ctrl-C stops taking new chunks and lets requests in flight finish; running
 the batch again resumes it. A request in flight when a run is killed becomes
 ambiguous once its lease runs out, and is never sent again.`,
-		Flags: func(f *pflag.FlagSet) {
-			rf.pf.register(f)
-			f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS` (over all its runs)")
-			f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-			f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
-			f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-			f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
-		},
-		Run: func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf) },
+		Flags: rf.register,
+		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
 }
 
-func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) error {
+// register declares run's flags in f, for run and for the commands that
+// run the batch after their own work (retry-failed).
+func (rf *runFlags) register(f *pflag.FlagSet) {
+	rf.pf.register(f)
+	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
+	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
+	f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
+	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
+	f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+}
+
+// run runs the batch as rf says. before, if not nil, does its command's
+// work on the open archive first, and returns what it shows beside the
+// run's report: its value for --json, and its text.
+func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, before func(context.Context, *recall.Archive) (any, func(io.Writer), error)) error {
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
 	}
@@ -71,7 +78,15 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 	o.Lease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
-		if before, err := a.Budget(ctx, batch); err == nil && limit > 0 && before.Budget == 0 && !r.JSON {
+		var first any
+		firstText := func(io.Writer) {}
+		if before != nil {
+			var err error
+			if first, firstText, err = before(ctx, a); err != nil {
+				return err
+			}
+		}
+		if b, err := a.Budget(ctx, batch); err == nil && limit > 0 && b.Budget == 0 && !r.JSON {
 			fmt.Fprintf(r.Stderr, "batch %s: budget set to $%s; later runs keep it ('recall-archive budget' changes it)\n", batch, limit.Decimal(6))
 		}
 		if !r.JSON && isTerminal(r.Stderr) {
@@ -85,7 +100,14 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 			return err
 		}
 		money, _ := a.Money(context.WithoutCancel(ctx), batch)
-		r.Show(map[string]any{"run": rep, "money": money}, func(w io.Writer) { printRun(w, rep, money, ctx.Err() != nil) })
+		shown := map[string]any{"run": rep, "money": money}
+		if first != nil {
+			shown["retry"] = first
+		}
+		r.Show(shown, func(w io.Writer) {
+			firstText(w)
+			printRun(w, rep, money, ctx.Err() != nil)
+		})
 		switch {
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)

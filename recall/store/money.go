@@ -108,10 +108,15 @@ type Refusal struct {
 	At              time.Time
 }
 
-// Refuse records that the batch's budget refused the chunk with key: it
-// needed needed, and missing more than the budget had left.
-func (s *Store) Refuse(ctx context.Context, batch, key string, needed, missing ledger.Amount) error {
+// Refuse records that the batch's budget refused the chunk with key, which
+// worker claimed: it needed needed, and missing more than the budget had
+// left. The request stays pending, and worker's lease on it is given up in
+// the same transaction, so that the next run, in any process, may send it.
+func (s *Store) Refuse(ctx context.Context, batch, key, worker string, needed, missing ledger.Amount) error {
 	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+		if err := s.j.ReleaseTx(ctx, tx, key, worker); err != nil {
+			return err
+		}
 		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_refusals (batch, op_key, needed, missing, refused_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (batch, op_key) DO UPDATE SET needed = excluded.needed, missing = excluded.missing, refused_at = excluded.refused_at`,
 			batch, key, int64(needed), int64(missing), s.now().UnixMicro())

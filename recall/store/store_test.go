@@ -201,3 +201,50 @@ func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusalLeavesTheRequestToAnyWorker: a chunk the budget refused
+// stays pending, is counted as refused by budget, and another worker (the
+// next run, in another process) claims it at once; once sent, the refusal
+// is gone. A budget's changes are recorded, and setting it to what it is
+// records nothing.
+func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, a *archive) {
+		if c, err := a.s.SetBudget(a.ctx, "b", 100, "ann", "run --budget"); err != nil || c.Old != 0 || c.New != 100 {
+			t.Fatalf("set: %+v, %v", c, err)
+		}
+		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w1", 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
+			t.Fatalf("send past the budget: %v", err)
+		}
+		if err := a.s.Refuse(a.ctx, "b", a.chunk.Key, "w1", 150, 50); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := a.s.Progress(a.ctx, "b"); p[sha] != store.RefusedByBudget {
+			t.Fatalf("progress after a refusal: %v", p)
+		}
+		if rs, err := a.s.Refusals(a.ctx, "b"); err != nil || len(rs) != 1 || rs[0].Needed != 150 || rs[0].Missing != 50 || rs[0].SHA256 != sha {
+			t.Fatalf("refusals: %+v, %v", rs, err)
+		}
+		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w2"); err != nil {
+			t.Fatalf("another worker cannot claim a refused request: %v", err)
+		}
+		if c, err := a.s.SetBudget(a.ctx, "b", 100, "bob", "budget"); err != nil || c.Old != c.New {
+			t.Fatalf("the same budget again: %+v, %v", c, err)
+		}
+		if c, err := a.s.SetBudget(a.ctx, "b", 200, "bob", "budget"); err != nil || c.Old != 100 || c.New != 200 {
+			t.Fatalf("raise: %+v, %v", c, err)
+		}
+		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w2", 150); err != nil {
+			t.Fatal(err)
+		}
+		if rs, _ := a.s.Refusals(a.ctx, "b"); len(rs) != 0 {
+			t.Fatalf("refusals after the send: %+v", rs)
+		}
+		changes, err := a.s.BudgetChanges(a.ctx, "b")
+		if err != nil || len(changes) != 2 || changes[0].By != "ann" || changes[1].Old != 100 || changes[1].New != 200 || changes[1].How != "budget" {
+			t.Fatalf("changes: %+v, %v", changes, err)
+		}
+	})
+}
