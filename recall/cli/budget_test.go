@@ -67,7 +67,7 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 	if r = binary(t, bin, env, "status", "bb"); !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "3 refused by budget") {
 		t.Fatalf("status: %s%s", r.stdout, r.stderr)
 	}
-	if r = binary(t, bin, env, "retry-failed", "bb", "--safe-only"); r.code != 0 || !strings.Contains(r.stdout, "0 files and 0 requests") {
+	if r = binary(t, bin, env, "retry-failed", "bb", "--safe-only", "--queue-only"); r.code != 0 || !strings.Contains(r.stdout, "0 files and 0 requests") {
 		t.Fatalf("retry-failed after refusals: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = binary(t, bin, env, append(runArgs, "--budget", "0.05")...)
