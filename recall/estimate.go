@@ -23,16 +23,20 @@ type Pricing struct {
 	MaxChunkBytes int64 `json:"-"`
 }
 
-// Estimate is what a batch costs.
+// Estimate is what a batch costs with a provider's model.
 type Estimate struct {
-	Batch    string        `json:"batch"`
+	Batch string `json:"batch"`
+	Transcriber
 	Contents int           `json:"contents"`
 	Duration time.Duration `json:"duration_ns"`
 	Cost     ledger.Amount `json:"cost_micro_usd"`
-	// Remaining and RemainingCost leave out the contents already
-	// transcribed.
-	Remaining     time.Duration `json:"remaining_ns"`
-	RemainingCost ledger.Amount `json:"remaining_cost_micro_usd"`
+	// RemainingContents, Remaining and RemainingCost leave out the
+	// contents that the provider's model already transcribed: a run with
+	// it transcribes and pays for the others, whoever else transcribed
+	// them.
+	RemainingContents int           `json:"remaining_contents"`
+	Remaining         time.Duration `json:"remaining_ns"`
+	RemainingCost     ledger.Amount `json:"remaining_cost_micro_usd"`
 }
 
 // Estimate prices the batch's distinct contents as a run with p pays for
@@ -41,7 +45,8 @@ type Estimate struct {
 // each chunk billed as the provider rounds it. A budget of the estimate's
 // Cost pays for the whole batch.
 func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estimate, error) {
-	est := Estimate{Batch: batch}
+	who := Transcriber{Provider: p.Provider, Model: p.Model}
+	est := Estimate{Batch: batch, Transcriber: who}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return est, err
 	}
@@ -49,7 +54,7 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 	if err != nil {
 		return est, err
 	}
-	progress, err := a.store.Progress(ctx, batch)
+	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return est, err
 	}
@@ -58,7 +63,7 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		return est, err
 	}
 	for _, c := range contents {
-		chunks, err := a.store.Chunks(ctx, c.SHA256)
+		chunks, err := a.store.Chunks(ctx, c.SHA256, who)
 		if err != nil {
 			return est, err
 		}
@@ -73,6 +78,7 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		est.Duration += c.Duration
 		est.Cost += cost
 		if progress[c.SHA256] != store.Done {
+			est.RemainingContents++
 			est.Remaining += c.Duration
 			est.RemainingCost += cost
 		}

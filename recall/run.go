@@ -93,6 +93,7 @@ type run struct {
 	a        *Archive
 	opts     RunOptions
 	batch    string
+	who      Transcriber     // the provider and model that transcribe
 	sendCtx  context.Context // not canceled by an interrupt: a request in flight finishes
 	mu       sync.Mutex
 	paid     int
@@ -123,7 +124,8 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err != nil {
 		return RunReport{}, err
 	}
-	r := &run{a: a, opts: opts, batch: batch, sendCtx: context.WithoutCancel(ctx)}
+	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx)}
 	next := make(chan string)
 	var wg sync.WaitGroup
 	for range opts.Workers {
@@ -144,7 +146,7 @@ feed:
 	close(next)
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch)
+	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
 	return rep, err
@@ -206,16 +208,17 @@ func (r *run) content(ctx context.Context, sha string) {
 		}
 	}
 	if r.opts.Out != "" {
-		if err := r.a.writeOutputs(ctx, r.batch, sha, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
+		if err := r.a.writeOutputs(ctx, r.batch, sha, r.who, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
 			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
 		}
 	}
 }
 
-// chunks returns the content's chunks, planning them (and the journal
-// operations that pay for them) on the first run.
+// chunks returns the content's chunks for the run's provider and model,
+// planning them (and the journal operations that pay for them) on the
+// first run with them.
 func (r *run) chunks(ctx context.Context, sha string) ([]store.Chunk, error) {
-	chunks, err := r.a.store.Chunks(ctx, sha)
+	chunks, err := r.a.store.Chunks(ctx, sha, r.who)
 	if err != nil || len(chunks) > 0 {
 		return chunks, err
 	}
@@ -227,7 +230,11 @@ func (r *run) chunks(ctx context.Context, sha string) ([]store.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.a.store.PlanChunks(ctx, cut(sha, st.Size(), r.opts.Provider.Limits(), r.opts.MaxChunkBytes))
+	planned := cut(sha, st.Size(), r.opts.Provider.Limits(), r.opts.MaxChunkBytes)
+	for i := range planned {
+		planned[i].Transcriber = r.who
+	}
+	return r.a.store.PlanChunks(ctx, planned)
 }
 
 // cut plans the chunks of a content whose proxy has size bytes, within the
@@ -407,10 +414,10 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 	r.problem(Problem{Path: sha, State: StateFailed, Phase: phase, Error: cause.Error()})
 }
 
-// runReport counts the batch's contents by how far they got.
-func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error) {
+// runReport counts the batch's contents by how far who got with them.
+func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
 	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
-	progress, err := a.store.Progress(ctx, batch)
+	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
 	}

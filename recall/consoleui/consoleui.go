@@ -155,7 +155,7 @@ func (u *UI) describe(op journal.Operation) string {
 	if len(paths) > 1 {
 		what += fmt.Sprintf(" (and %d other file%s with the same recording)", len(paths)-1, map[bool]string{true: "s"}[len(paths) > 2])
 	}
-	if chunks, err := u.s.Chunks(ctx, sha); err == nil && len(chunks) > 1 {
+	if chunks, err := u.s.Chunks(ctx, sha, store.Transcriber{}); err == nil && len(chunks) > 1 {
 		for _, c := range chunks {
 			if c.Key == op.Key {
 				what += fmt.Sprintf(", part %d of %d (%s to %s)", c.Index+1, c.Count, clock(c.Start), clock(c.Start+c.Duration))

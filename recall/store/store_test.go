@@ -51,7 +51,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 			if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 2 * time.Second, Probed: true}); err != nil {
 				t.Fatal(err)
 			}
-			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Count: 1, Duration: 2 * time.Second}})
+			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Transcriber: store.Transcriber{Provider: "openai", Model: "whisper-1"}, Count: 1, Duration: 2 * time.Second}})
 			if err != nil || len(chunks) != 1 || chunks[0].Key == "" {
 				t.Fatalf("plan: %+v, %v", chunks, err)
 			}
@@ -142,8 +142,8 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 		if err != nil || progress[sha] != store.Done {
 			t.Fatalf("progress: %v, %v", progress, err)
 		}
-		parts, err := a.s.Parts(a.ctx, sha)
-		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "sandbox" {
+		parts, err := a.s.Parts(a.ctx, sha, store.Transcriber{})
+		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "openai" {
 			t.Fatalf("parts: %+v, %v", parts, err)
 		}
 	})
@@ -195,7 +195,7 @@ func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 		if got, m := a.holds(t), a.money(t); got != "#1:voided,#2:settled" || m.Spent != 60 || m.Held != 0 || m.HeldAmbiguous != 0 {
 			t.Fatalf("after resolving applied: holds %q, %+v; want the second hold settled at the amount held", got, m)
 		}
-		hits, err := a.s.Search(a.ctx, []string{"found"}, 5)
+		hits, err := a.s.Search(a.ctx, []string{"found"}, 5, false)
 		if err != nil || len(hits) != 1 || hits[0].SHA256 != sha {
 			t.Fatalf("the resolution's transcript is not searchable: %+v, %v", hits, err)
 		}

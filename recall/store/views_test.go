@@ -52,11 +52,11 @@ func TestSearchMarksTheMatches(t *testing.T) {
 		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := a.s.SearchMarked(a.ctx, []string{"harbour"}, 5, "\ue000", "\ue001")
+		hits, err := a.s.SearchMarked(a.ctx, []string{"harbour"}, 5, false, "\ue000", "\ue001")
 		if err != nil || len(hits) != 1 || hits[0].Snippet != "[music] the \ue000harbour\ue001 at dawn" || hits[0].Start != time.Second {
 			t.Fatalf("marked: %+q, %v", hits, err)
 		}
-		hits, err = a.s.Search(a.ctx, []string{"harbour"}, 5)
+		hits, err = a.s.Search(a.ctx, []string{"harbour"}, 5, false)
 		if err != nil || len(hits) != 1 || hits[0].Snippet != "[music] the [harbour] at dawn" {
 			t.Fatalf("search: %+q, %v", hits, err)
 		}
