@@ -35,6 +35,9 @@ const DBEnv = "RECALL_DB"
 
 // Env is what a command sees of the world.
 type Env struct {
+	// Stdin answers the questions a command asks (retranscribe's
+	// confirmation); nil answers nothing.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	// Options open the archive; tests point them at their own tools.
@@ -44,7 +47,7 @@ type Env struct {
 // Main runs recall-archive with args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	return program(env).Main(ctx, args, command.Env{Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
+	return program(env).Main(ctx, args, command.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
 }
 
 // program is recall-archive's command line, made anew for each run.
@@ -58,7 +61,7 @@ API, and never pays twice for the same recording.`,
 directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
 postgres:// DSN for several workers on several machines. --db and --json
 may come before the command. Every command takes --json.`,
-		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
+		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
 			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
