@@ -67,8 +67,10 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		if err != nil {
 			return est, err
 		}
-		if len(chunks) == 0 {
-			chunks = cut(c.SHA256, media.ProxySize(c.Duration), limits, p.MaxChunkBytes)
+		if len(chunks) == 0 && c.Duration > 0 {
+			if chunks, err = cut(c.SHA256, media.ProxyFrames(c.Duration), limits, p.MaxChunkBytes); err != nil {
+				return est, err
+			}
 		}
 		var cost ledger.Amount
 		for _, ch := range chunks {
