@@ -19,7 +19,7 @@ import (
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"talk.mp3": 25 * time.Second})
 	w.run(recall.RunOptions{MaxChunkBytes: 60_000}) // two chunks: offsets must carry
-	hits, err := w.a.Search(context.Background(), "segment 2", 10)
+	hits, err := w.a.Search(context.Background(), "segment 2", 10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +44,11 @@ func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 		t.Errorf("segment starts %v: want 10 s and one past 20 s (the second chunk's offset)", starts)
 	}
 	for _, q := range []string{`"unbalanced`, `) OR (`, `NEAR*`} {
-		if _, err := w.a.Search(context.Background(), q, 5); err != nil {
+		if _, err := w.a.Search(context.Background(), q, 5, true); err != nil {
 			t.Errorf("search %q: %v", q, err)
 		}
 	}
-	if _, err := w.a.Search(context.Background(), "   ", 5); err == nil {
+	if _, err := w.a.Search(context.Background(), "   ", 5, true); err == nil {
 		t.Error("an empty search succeeded")
 	}
 }
@@ -86,7 +86,7 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 		t.Fatalf("money %+v, the sandbox charged %d", m, charged)
 	}
 	// The applied one's transcript came from the look-up: it is searchable.
-	if hits, _ := w.a.Search(context.Background(), "sandbox", 10); len(hits) < 2 {
+	if hits, _ := w.a.Search(context.Background(), "sandbox", 10, true); len(hits) < 2 {
 		t.Fatalf("%d hits, want the segments of both recordings", len(hits))
 	}
 }
@@ -109,7 +109,7 @@ func TestRunOnPostgres(t *testing.T) {
 	if rep.Done != 1 || rep.Ambiguous != 1 {
 		t.Fatalf("run on PostgreSQL: %+v", rep)
 	}
-	if hits, err := a.Search(context.Background(), "segment", 10); err != nil || len(hits) == 0 {
+	if hits, err := a.Search(context.Background(), "segment", 10, true); err != nil || len(hits) == 0 {
 		t.Fatalf("search on PostgreSQL: %d hits, %v", len(hits), err)
 	}
 	if m, _ := a.Money(context.Background(), "b"); m.HeldAmbiguous == 0 || m.Spent == 0 {
