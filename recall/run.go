@@ -239,9 +239,9 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 	switch {
 	case errors.Is(err, media.ErrBusy):
 		return true
-	case errors.Is(err, errStore):
+	case errors.As(err, new(*storeError)):
 		// The database, not the recording: the content waits for the next run.
-		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: errors.Unwrap(err).Error()})
+		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: err.Error()})
 		return false
 	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
@@ -263,23 +263,26 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 	return false
 }
 
-// errStore marks a failure of the database while planning a content.
-var errStore = errors.New("recall: the database")
+// storeError is a failure of the database while planning a content, told
+// apart from one of the recording.
+type storeError struct{ err error }
 
-// storeErr wraps a failure of the database so that it is told apart from
-// one of the recording.
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeErr wraps a failure of the database as a storeError.
 func storeErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", errStore, err)
+	return &storeError{err}
 }
 
 // chunks returns the content's chunks for the run's provider and model,
 // planning them (and the journal operations that pay for them) on the
 // first run with them. Unless wait is set, it returns an error wrapping
 // media.ErrBusy when the chunks are not planned and another worker is
-// making the proxy. Failures of the database wrap errStore.
+// making the proxy. Failures of the database are storeErrors.
 func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk, error) {
 	chunks, err := r.a.store.Chunks(ctx, sha, r.who)
 	if err != nil || len(chunks) > 0 {

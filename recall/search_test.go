@@ -2,7 +2,9 @@ package recall_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,8 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 )
 
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
@@ -110,5 +114,54 @@ func TestRunOnPostgres(t *testing.T) {
 	}
 	if m, _ := a.Money(context.Background(), "b"); m.HeldAmbiguous == 0 || m.Spent == 0 {
 		t.Fatalf("money on PostgreSQL: %+v", m)
+	}
+}
+
+// TestDatabaseConflictLeavesTheRecordingWaiting has PostgreSQL refuse
+// every plan of a recording's chunks with a unique violation, as a
+// conflict with another run does: the run says so plainly under the
+// file's path, sends nothing, and leaves the recording waiting, not
+// failed; once the database accepts the plan, the next run transcribes it.
+func TestDatabaseConflictLeavesTheRecordingWaiting(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.Postgres(t)
+	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	a, err := recall.Open(ctx, dsn, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	w.a = a
+	if _, err := a.Add(ctx, "b", []string{w.dir}, recall.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			RAISE unique_violation USING MESSAGE = 'duplicate key value violates unique constraint "recall_chunks_op_key_key"';
+		END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON recall_chunks FOR EACH ROW EXECUTE FUNCTION refuse();`); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.run(recall.RunOptions{})
+	path := filepath.Join(w.dir, "a.mp3")
+	if len(rep.Problems) != 1 || rep.Problems[0].Path != path || rep.Problems[0].Phase != "database" ||
+		!strings.Contains(rep.Problems[0].Error, "run the command again") || strings.Contains(rep.Problems[0].Error, "SQLSTATE") {
+		t.Fatalf("problems: %+v", rep.Problems)
+	}
+	if rep.Waiting != 1 || rep.Failed != 0 || w.sandbox.Requests() != 0 {
+		t.Fatalf("run: %+v, %d requests", rep, w.sandbox.Requests())
+	}
+	if st, _ := a.Status(ctx, "b"); st.Items[recall.StateFailed] != 0 {
+		t.Fatalf("the file was marked failed: %+v", st.Items)
+	}
+	db.ExecContext(ctx, `DROP TRIGGER refuse ON recall_chunks`)
+	if rep := w.run(recall.RunOptions{}); rep.Done != 1 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("the run after: %+v", rep)
 	}
 }
