@@ -75,7 +75,18 @@ func NewSearchServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	s := newMCPServer(cat)
 	calls := newToolCalls(cat, caller)
 	ix := NewIndex(cat.Exposed())
-	for _, st := range searchTools(cat) {
+	tools := searchTools(cat)
+	// tools/list is answered as in tools mode, in the form of the
+	// request's protocol version.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				return listResult(req, tools), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	for _, st := range tools {
 		switch st.Name {
 		case SearchTool:
 			s.AddTool(st, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
