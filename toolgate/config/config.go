@@ -95,13 +95,16 @@ const (
 	ModeAuto Mode = "auto"
 )
 
+// ModeChoices says which modes there are, for messages.
+const ModeChoices = "give tools (one tool per operation), search (three tools that search, describe and call the operations) or auto (search when there are too many operations for tools)"
+
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.TrimSpace(s)); m {
 	case ModeTools, ModeSearch, ModeAuto:
 		return m, nil
 	}
-	return "", fmt.Errorf("%q is not a mode: give tools (one tool per operation), search (three tools that search, describe and call the operations) or auto (search when there are too many operations for tools)", s)
+	return "", fmt.Errorf("mode %q: %s", s, ModeChoices)
 }
 
 // Upstream is the API the tools call.
@@ -290,7 +293,7 @@ func (p *parser) root(n *yaml.Node) error {
 	return p.mapping(n, "", "upstream, mode, defaults, tags and tools", []field{
 		{"upstream", p.upstream},
 		{"mode", func(v *yaml.Node, path string) error {
-			const want = "give tools (one tool per operation), search (three tools that search, describe and call the operations) or auto (search when there are too many operations for tools)"
+			const want = ModeChoices
 			var s string
 			if err := str(v, path, want, &s); err != nil || s == "" {
 				return err
