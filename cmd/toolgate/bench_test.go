@@ -26,8 +26,8 @@ import (
 // and asks for tools/list, and returns the time from process start to the
 // answer, the number of tools listed, the size of the answer and the
 // process's peak resident memory in bytes.
-func firstList(tb testing.TB, spec, db string) (elapsed time.Duration, tools, size int, peak int64) {
-	cmd := exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+func firstList(tb testing.TB, spec, mode, db string) (elapsed time.Duration, tools, size int, peak int64) {
+	cmd := exec.Command(binary, "serve", spec, "--stdio", "--mode", mode, "--upstream", "http://127.0.0.1:1", "--db", db)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -73,13 +73,19 @@ func firstList(tb testing.TB, spec, db string) (elapsed time.Duration, tools, si
 
 // BenchmarkColdStart measures from process start to the answer of the
 // first tools/list over stdio (first-list-ms, the mean; ns/op runs to the
-// process's exit), and reports the process's peak resident memory. The
-// example shop's seven operations are the baseline: what starting the
-// process and a session costs whatever the document.
+// process's exit), in each mode, and reports the process's peak resident
+// memory and the list's size. The example shop's seven operations in
+// tools mode are the baseline: what starting the process and a session
+// costs whatever the document.
 func BenchmarkColdStart(b *testing.B) {
-	for _, c := range []struct{ name, spec string }{
-		{"shop", shopSpec},
-		{"github", testspecs.GitHub(b)},
+	for _, c := range []struct{ name, spec, mode string }{
+		{"shop/tools", shopSpec, "tools"},
+		{"github/tools", testspecs.GitHub(b), "tools"},
+		{"github/search", testspecs.GitHub(b), "search"},
+		{"kubernetes/tools", testspecs.Corpus(b, "k8s-swagger.json"), "tools"},
+		{"kubernetes/search", testspecs.Corpus(b, "k8s-swagger.json"), "search"},
+		{"stripe/tools", testspecs.Corpus(b, "stripe-spec3-2022.json"), "tools"},
+		{"stripe/search", testspecs.Corpus(b, "stripe-spec3-2022.json"), "search"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "journal.db")
@@ -89,7 +95,7 @@ func BenchmarkColdStart(b *testing.B) {
 			for b.Loop() {
 				var p int64
 				var d time.Duration
-				d, tools, size, p = firstList(b, c.spec, db)
+				d, tools, size, p = firstList(b, c.spec, c.mode, db)
 				peak = max(peak, p)
 				total += d
 				n++
@@ -98,14 +104,124 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
 			b.ReportMetric(float64(tools), "tools")
 			b.ReportMetric(float64(size)/(1<<20), "list-MB")
+			b.ReportMetric(float64(size)/4, "list-tokens")
 		})
 	}
 }
 
+// BenchmarkFindAndCall measures what an agent spends, in bytes of
+// JSON-RPC messages over stdio and in tokens estimated at one per 4
+// bytes, to find and call one operation of a large API in search mode:
+// the search request and its answer, the describe request for the best
+// result and its answer, and the call request; and, for comparison, the
+// tools/list it reads in each mode before any of that. Nothing is timed:
+// ns/op is the whole session's.
+func BenchmarkFindAndCall(b *testing.B) {
+	for _, c := range []struct {
+		name, spec, query string
+		args              map[string]any
+	}{
+		{"github", testspecs.GitHub(b), "create an issue in repo o/r", map[string]any{"owner": "o", "repo": "r", "body": map[string]any{"title": "Found a bug"}}},
+		{"kubernetes", testspecs.Corpus(b, "k8s-swagger.json"), "list the pods in namespace default", map[string]any{"namespace": "default"}},
+		{"stripe", testspecs.Corpus(b, "stripe-spec3-2022.json"), "refund charge ch_1", map[string]any{"body": map[string]any{"charge": "ch_1"}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			db := filepath.Join(b.TempDir(), "journal.db")
+			var f findCost
+			for b.Loop() {
+				f = findAndCall(b, c.spec, db, c.query, c.args)
+			}
+			b.ReportMetric(float64(f.search)/4, "search-tokens")
+			b.ReportMetric(float64(f.describe)/4, "describe-tokens")
+			b.ReportMetric(float64(f.call)/4, "call-tokens")
+			b.ReportMetric(float64(f.search+f.describe+f.call)/4, "find-call-tokens")
+			b.ReportMetric(float64(f.searchList)/4, "search-list-tokens")
+			b.Logf("%s: %q found %s first", c.name, c.query, f.found)
+		})
+	}
+}
+
+// findCost is what finding and calling one operation costs, in bytes.
+type findCost struct {
+	searchList             int // search mode's tools/list answer
+	search, describe, call int // request and answer; describe's; the call's request
+	found                  string
+}
+
+// findAndCall plays an agent in search mode over stdio: it lists the
+// tools, searches for query, describes the best result and calls it with
+// args, counting the bytes of each message.
+func findAndCall(tb testing.TB, spec, db, query string, args map[string]any) findCost {
+	cmd := exec.Command(binary, "serve", spec, "--stdio", "--mode", "search", "--upstream", "http://127.0.0.1:1", "--db", db)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	id := 1
+	// exchange sends a request and returns its size and the answer.
+	exchange := func(method string, params any) (int, []byte) {
+		id++
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		req = append(req, '\n')
+		stdin.Write(req)
+		want := []byte(fmt.Sprintf(`"id":%d`, id))
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+			}
+			if bytes.Contains(line[:min(len(line), 40)], want) {
+				return len(req), line
+			}
+		}
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	var f findCost
+	_, list := exchange("tools/list", map[string]any{})
+	f.searchList = len(list)
+	n, answer := exchange("tools/call", map[string]any{"name": "search_operations", "arguments": map[string]any{"query": query}})
+	f.search = n + len(answer)
+	var res struct {
+		Result struct{ Content []struct{ Text string } }
+	}
+	if err := json.Unmarshal(answer, &res); err != nil || len(res.Result.Content) == 0 {
+		tb.Fatalf("search_operations answered %.300s", answer)
+	}
+	lines := strings.Split(res.Result.Content[0].Text, "\n")
+	if len(lines) < 2 {
+		tb.Fatalf("search_operations found nothing: %s", res.Result.Content[0].Text)
+	}
+	f.found, _, _ = strings.Cut(lines[1], " ")
+	n, answer = exchange("tools/call", map[string]any{"name": "describe_operation", "arguments": map[string]any{"name": f.found}})
+	f.describe = n + len(answer)
+	n, _ = exchange("tools/call", map[string]any{"name": "call_operation", "arguments": map[string]any{"name": f.found, "arguments": args}})
+	f.call = n
+	return f
+}
+
 func TestColdStartHarness(t *testing.T) {
-	elapsed, tools, size, peak := firstList(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"))
+	elapsed, tools, size, peak := firstList(t, shopSpec, "tools", filepath.Join(t.TempDir(), "journal.db"))
 	if elapsed <= 0 || tools != 4 || size < 1000 || peak < 1<<20 {
 		t.Errorf("%v, tools %d, %d bytes, peak %d bytes", elapsed, tools, size, peak)
+	}
+	f := findAndCall(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"), "place an order", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}})
+	if f.found != "createOrder" || f.search < 200 || f.describe < 200 || f.call < 50 || f.searchList < 1000 {
+		t.Errorf("finding and calling createOrder: %+v", f)
 	}
 }
 

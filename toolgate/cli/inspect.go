@@ -70,7 +70,8 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	if len(sum.Review) > 0 {
 		fmt.Fprintf(w, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
 	}
-	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
+	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens (a token per 4 bytes); in search mode %d bytes, about %d tokens\n",
+		sum.ListBytes, sum.ListTokens, sum.SearchListBytes, sum.SearchListBytes/4)
 	for _, warning := range sum.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
