@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,24 +112,26 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		return RunReport{}, err
 	}
 	r := &run{a: a, opts: opts, batch: batch, sendCtx: context.WithoutCancel(ctx)}
-	next := make(chan string)
+	q := &queue{}
+	for _, c := range contents {
+		q.todo = append(q.todo, queued{sha: c.SHA256})
+	}
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Go(func() {
-			for sha := range next {
-				r.content(ctx, sha)
+			for ctx.Err() == nil {
+				item, ok := q.next()
+				if !ok {
+					return
+				}
+				// A content whose proxy another worker is making is
+				// skipped once, for the others; the second time, it waits.
+				if busy := r.content(ctx, item.sha, item.skipped); busy {
+					q.later(item.sha)
+				}
 			}
 		})
 	}
-feed:
-	for _, c := range contents {
-		select {
-		case next <- c.SHA256:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 
 	rep, err := a.runReport(context.WithoutCancel(ctx), batch)
@@ -158,6 +161,11 @@ func runDefaults(opts RunOptions) (RunOptions, error) {
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 		return opts, fmt.Errorf("recall: cache directory: %w", err)
 	}
+	// What killed runs were writing is of no use: their partial files go,
+	// those that other runs are writing stay.
+	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
+		return opts, fmt.Errorf("recall: cleaning the cache directory %s: %w", opts.CacheDir, err)
+	}
 	if opts.Out != "" {
 		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 			return opts, fmt.Errorf("recall: output directory: %w", err)
@@ -166,10 +174,41 @@ func runDefaults(opts RunOptions) (RunOptions, error) {
 	return opts, nil
 }
 
+// queue holds the contents a run has still to take, in order.
+type queue struct {
+	mu   sync.Mutex
+	todo []queued
+}
+
+type queued struct {
+	sha string
+	// skipped: the content was put back once because another worker was
+	// making its proxy.
+	skipped bool
+}
+
+func (q *queue) next() (queued, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.todo) == 0 {
+		return queued{}, false
+	}
+	item := q.todo[0]
+	q.todo = q.todo[1:]
+	return item, true
+}
+
+// later puts sha back at the end of the queue.
+func (q *queue) later(sha string) {
+	q.mu.Lock()
+	q.todo = append(q.todo, queued{sha: sha, skipped: true})
+	q.mu.Unlock()
+}
+
 // problem notes a problem with a content, under the content's first path
 // in the batch.
 func (r *run) problem(p Problem) {
-	if paths, err := r.a.store.AddedPaths(context.Background(), r.batch, p.Path); err == nil && len(paths) > 0 {
+	if paths, err := r.a.store.Paths(context.Background(), r.batch, p.Path); err == nil && len(paths) > 0 {
 		p.Path = paths[0]
 	}
 	r.mu.Lock()
@@ -177,12 +216,21 @@ func (r *run) problem(p Problem) {
 	r.mu.Unlock()
 }
 
-// content transcribes one content's chunks.
-func (r *run) content(ctx context.Context, sha string) {
-	chunks, err := r.chunks(ctx, sha)
-	if err != nil {
+// content transcribes one content's chunks. It reports busy, having done
+// nothing, when the content's chunks are not planned and another worker is
+// making its proxy, unless wait is set.
+func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
+	chunks, err := r.chunks(ctx, sha, wait)
+	switch {
+	case errors.Is(err, media.ErrBusy):
+		return true
+	case errors.Is(err, errStore):
+		// The database, not the recording: the content waits for the next run.
+		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: errors.Unwrap(err).Error()})
+		return false
+	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
-		return
+		return false
 	}
 	for _, c := range chunks {
 		if ctx.Err() != nil {
@@ -195,32 +243,57 @@ func (r *run) content(ctx context.Context, sha string) {
 			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
 		}
 	}
+	return false
+}
+
+// errStore marks a failure of the database while planning a content.
+var errStore = errors.New("recall: the database")
+
+// storeErr wraps a failure of the database so that it is told apart from
+// one of the recording.
+func storeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", errStore, err)
 }
 
 // chunks returns the content's chunks, planning them (and the journal
-// operations that pay for them) on the first run.
-func (r *run) chunks(ctx context.Context, sha string) ([]store.Chunk, error) {
+// operations that pay for them) on the first run. Unless wait is set, it
+// returns an error wrapping media.ErrBusy when the chunks are not planned
+// and another worker is making the proxy. Failures of the database wrap
+// errStore.
+func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk, error) {
 	chunks, err := r.a.store.Chunks(ctx, sha)
 	if err != nil || len(chunks) > 0 {
-		return chunks, err
+		return chunks, storeErr(err)
 	}
-	proxy, err := r.proxy(ctx, sha)
+	proxy, err := r.proxy(ctx, sha, wait)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(proxy)
+	frames, err := media.ReadFrames(proxy)
 	if err != nil {
 		return nil, err
 	}
-	return r.a.store.PlanChunks(ctx, r.cut(sha, st.Size()))
+	plan, err := r.cut(sha, frames)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err = r.a.store.PlanChunks(ctx, plan)
+	return chunks, storeErr(err)
 }
 
-// cut plans the chunks of a content whose proxy has size bytes, within the
-// provider's limits.
-func (r *run) cut(sha string, size int64) []store.Chunk {
-	// The proxy is constant-bitrate MP3: its size gives its length, as the
-	// provider will measure it, without another ffprobe.
-	duration := time.Duration(size) * time.Second / media.ProxyBytesPerSecond
+// cut plans the chunks of a content whose proxy has frames, within the
+// provider's limits, in whole frames: each chunk lasts exactly what the
+// provider will measure, and the next starts where it ends.
+func (r *run) cut(sha string, frames media.Frames) ([]store.Chunk, error) {
+	count := frames.Count()
+	if count == 0 || frames.Each <= 0 {
+		return nil, errors.New("its audio proxy holds no audio (0 frames): there is nothing to transcribe")
+	}
+	size := frames.Offsets[count]
+	duration := frames.Duration()
 	limits := r.opts.Provider.Limits()
 	maxBytes := limits.MaxBytes
 	if r.opts.MaxChunkBytes > 0 && (maxBytes == 0 || r.opts.MaxChunkBytes < maxBytes) {
@@ -234,18 +307,23 @@ func (r *run) cut(sha string, size int64) []store.Chunk {
 	if limits.MaxDuration > 0 {
 		n = max(n, int((duration+limits.MaxDuration-1)/limits.MaxDuration))
 	}
-	each := (duration + time.Duration(n) - 1) / time.Duration(n)
+	n = min(n, count)
+	each := (count + n - 1) / n // frames per chunk
+	n = (count + each - 1) / each
 	chunks := make([]store.Chunk, n)
 	for i := range chunks {
-		start := time.Duration(i) * each
-		chunks[i] = store.Chunk{SHA256: sha, Index: i, Count: n, Start: start, Duration: min(each, duration-start)}
+		first := i * each
+		chunks[i] = store.Chunk{SHA256: sha, Index: i, Count: n,
+			Start: time.Duration(first) * frames.Each, Duration: time.Duration(min(each, count-first)) * frames.Each}
 	}
-	return chunks
+	return chunks, nil
 }
 
 // proxy returns the path of the content's audio proxy, making it if the
 // cache lacks it. The cache is keyed by content, recipe and ffmpeg version.
-func (r *run) proxy(ctx context.Context, sha string) (string, error) {
+// When another worker is making it, proxy waits if wait is set, and
+// otherwise returns an error wrapping media.ErrBusy.
+func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) {
 	version, err := r.a.tools.Version(ctx)
 	if err != nil {
 		return "", err
@@ -258,7 +336,11 @@ func (r *run) proxy(ctx context.Context, sha string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := r.a.tools.Proxy(ctx, src, dst); err != nil {
+	build := r.a.tools.TryProxy
+	if wait {
+		build = r.a.tools.Proxy
+	}
+	if err := build(ctx, src, dst); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -275,13 +357,13 @@ func (r *run) source(ctx context.Context, sha string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("none of the %d paths recorded for content %s still holds it: add the file again", len(paths), sha[:12])
+	return "", fmt.Errorf("none of the paths recorded for this recording (%s) still holds it: the file was changed or moved; add it again", strings.Join(paths, ", "))
 }
 
 // chunkFile returns the audio of one chunk, cut from the proxy when the
 // content has several.
 func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, error) {
-	proxy, err := r.proxy(ctx, c.SHA256)
+	proxy, err := r.proxy(ctx, c.SHA256, true)
 	if err != nil {
 		return "", 0, err
 	}
@@ -297,6 +379,9 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", 0, err
+	}
+	if st.Size() == 0 {
+		return "", 0, fmt.Errorf("chunk %d of %d is an empty file (%s): remove it and run again", c.Index+1, c.Count, path)
 	}
 	return path, st.Size(), nil
 }
@@ -317,6 +402,13 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) {
 	}
 	defer release()
 
+	if c.Duration <= 0 {
+		// A plan made by an older version from a proxy cut short: sending
+		// it would pay for nothing.
+		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
+			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil)
+		return
+	}
 	path, size, err := r.chunkFile(ctx, c)
 	if err != nil {
 		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil)

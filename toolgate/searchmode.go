@@ -76,12 +76,16 @@ func NewSearchServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	calls := newToolCalls(cat, caller)
 	ix := NewIndex(cat.Exposed())
 	tools := searchTools(cat)
+	pages, err := newToolPages(tools)
+	if err != nil {
+		return nil, err
+	}
 	// tools/list is answered as in tools mode, in the form of the
 	// request's protocol version.
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
-				return listResult(req, tools), nil
+				return listResult(req, pages)
 			}
 			return next(ctx, method, req)
 		}

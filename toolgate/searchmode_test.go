@@ -159,16 +159,20 @@ func TestAutoMode(t *testing.T) {
 		mode != config.ModeSearch || !strings.Contains(why, "tools are exposed, more than 128") {
 		t.Errorf("Kubernetes: %s, %q, %v", mode, why, err)
 	}
-	// One operation whose schema alone is over 256 KiB.
-	var enum []string
-	for i := range 30000 {
+	// 100 operations (under 128) whose schemas make a list over 256 KiB.
+	var enum, paths []string
+	for i := range 400 {
 		enum = append(enum, fmt.Sprintf("%q", fmt.Sprintf("value-%05d", i)))
 	}
-	doc := `{"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "big", "parameters": [{"name": "v", "in": "query",
-	  "schema": {"type": "string", "enum": [` + strings.Join(enum, ",") + `]}}], "responses": {}}}}}`
+	for i := range 100 {
+		paths = append(paths, fmt.Sprintf(`"/a%d": {"get": {"operationId": "op%d", "parameters": [{"name": "v", "in": "query",
+		  "schema": {"$ref": "#/components/schemas/V"}}], "responses": {}}}`, i, i))
+	}
+	doc := `{"openapi": "3.0.0", "paths": {` + strings.Join(paths, ",") + `},
+	  "components": {"schemas": {"V": {"type": "string", "enum": [` + strings.Join(enum, ",") + `]}}}}`
 	if mode, why, err := toolgate.ChooseMode(catalog(t, doc, ""), config.ModeAuto); err != nil || mode != config.ModeSearch ||
-		!strings.Contains(why, "tools/list of the 1 exposed tools is") {
-		t.Errorf("one large tool: %s, %q, %v", mode, why, err)
+		!strings.Contains(why, "tools/list of the 100 exposed tools is") {
+		t.Errorf("100 large tools: %s, %q, %v", mode, why, err)
 	}
 	for _, m := range []config.Mode{config.ModeTools, config.ModeSearch} {
 		if mode, why, err := toolgate.ChooseMode(shop(t, ""), m); mode != m || why != "" || err != nil {

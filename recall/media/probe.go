@@ -68,7 +68,7 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 		"format=duration,format_name:stream=codec_type", "-of", "json", "file:"+path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := runTied(cmd)
 	if errors.Is(err, exec.ErrNotFound) {
 		return Info{}, fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffprobe())
 	}

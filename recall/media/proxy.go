@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +28,11 @@ func (t Tools) Version(ctx context.Context) (string, error) {
 	if v, ok := versions.Load(t.ffmpeg()); ok {
 		return v.(string), nil
 	}
-	out, err := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-version").Output()
+	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-version")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := runTied(cmd)
+	out := stdout.Bytes()
 	if errors.Is(err, exec.ErrNotFound) {
 		return "", fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
@@ -41,39 +45,81 @@ func (t Tools) Version(ctx context.Context) (string, error) {
 	return line, nil
 }
 
-// Proxy writes the audio proxy of src to dst (through a temporary file, so
-// that dst is whole or absent).
+// Proxy writes the audio proxy of src to dst, unless dst exists. Each
+// writer writes a partial file of its own and renames it to dst when it is
+// whole, so that dst is whole or absent; writers of one dst, in this
+// process or others on the machine, take turns, so that it is made once:
+// Proxy waits for another writer to finish.
 func (t Tools) Proxy(ctx context.Context, src, dst string) error {
-	return t.run(ctx, dst, "-i", "file:"+src, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000",
-		"-c:a", "libmp3lame", "-b:a", "32k")
+	return t.proxy(ctx, src, dst, true)
 }
 
-// Cut writes the part of the proxy src from start for length to dst,
-// copying MP3 frames without re-encoding.
+// TryProxy is Proxy, but returns an error wrapping ErrBusy at once when
+// another writer is making dst.
+func (t Tools) TryProxy(ctx context.Context, src, dst string) error {
+	return t.proxy(ctx, src, dst, false)
+}
+
+func (t Tools) proxy(ctx context.Context, src, dst string, wait bool) error {
+	return writeOnce(ctx, dst, wait, func(tmp string) error {
+		return t.run(ctx, dst, tmp, "-i", "file:"+src, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000",
+			"-c:a", "libmp3lame", "-b:a", "32k")
+	})
+}
+
+// Cut writes to dst the whole frames of the MP3 file src (a proxy) from
+// the frame nearest to start to the one nearest to start+length, copying
+// their bytes, unless dst exists. Chunks cut at the same instants from one
+// proxy thus join without overlap or gap. Writers take turns as in Proxy.
 func (t Tools) Cut(ctx context.Context, src, dst string, start, length time.Duration) error {
-	return t.run(ctx, dst, "-ss", seconds(start), "-i", "file:"+src, "-t", seconds(length), "-c", "copy")
+	frames, err := ReadFrames(src)
+	if err != nil {
+		return err
+	}
+	first, end := frames.Index(start), frames.Index(start+length)
+	if end <= first {
+		return fmt.Errorf("media: no whole frame of %s between %s and %s (it lasts %s)", src, start, start+length, frames.Duration())
+	}
+	return writeOnce(ctx, dst, true, func(tmp string) error {
+		return copyRange(src, tmp, frames.Offsets[first], frames.Offsets[end])
+	})
 }
 
-func (t Tools) run(ctx context.Context, dst string, args ...string) error {
-	tmp := dst + ".partial"
+// copyRange copies the bytes [from, to) of src to a new file dst.
+func copyRange(src, dst string, from, to int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.NewSectionReader(in, from, to-from)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// run runs ffmpeg with args to write the MP3 tmp, on behalf of dst.
+func (t Tools) run(ctx context.Context, dst, tmp string, args ...string) error {
 	full := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}, args...)
 	full = append(full, "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
 		"-id3v2_version", "0", "-write_xing", "0", "-f", "mp3", "file:"+tmp)
 	cmd := exec.CommandContext(ctx, t.ffmpeg(), full...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err := runTied(cmd)
 	if errors.Is(err, exec.ErrNotFound) {
 		return fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("media: ffmpeg could not make %s: %s", dst, lastLine(stderr.String(), err))
 	}
-	return os.Rename(tmp, dst)
+	return nil
 }
-
-func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
 
 func (t Tools) ffmpeg() string {
 	if t.FFmpeg != "" {

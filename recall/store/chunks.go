@@ -56,11 +56,12 @@ func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error)
 	if len(chunks) == 0 {
 		return nil, errors.New("store: a content has at least one chunk")
 	}
-	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	what := func() string { return "planning the chunks of content " + shortSHA(chunks[0].SHA256) }
+	err := s.update(ctx, what, func(tx *sqlstore.Tx) error {
 		for _, c := range chunks {
 			c.Key = fmt.Sprintf("%s/%s/%d", Kind, c.SHA256, c.Index)
 			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, idx, count, start_us, duration_us, op_key)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256, idx) DO NOTHING`,
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 				c.SHA256, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key); err != nil {
 				return err
 			}
@@ -81,8 +82,10 @@ func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error)
 // Recover makes the requests whose run stopped while sending them
 // ambiguous, once their lease ran out.
 func (s *Store) Recover(ctx context.Context) error {
-	_, err := s.j.Recover(ctx)
-	return err
+	return s.again(ctx, named("declaring the requests of killed runs ambiguous"), func() error {
+		_, err := s.j.Recover(ctx)
+		return err
+	})
 }
 
 // Operation returns the journal operation that pays for the chunk with
@@ -107,7 +110,7 @@ func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), 
 // budget refuses leaves the request unsent, with an error wrapping
 // ledger.ErrInsufficientFunds.
 func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) error {
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
 		op, err := s.j.SendTx(ctx, tx, key, worker)
 		if err != nil {
 			return err
@@ -133,7 +136,7 @@ func (s *Store) Record(ctx context.Context, c Chunk, rep journal.Report, t *Tran
 		return fmt.Errorf("store: request %s applied without a transcript", c.Key)
 	}
 	ctx = context.WithoutCancel(ctx) // an outcome is always written
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("recording the outcome of "+c.Key), func(tx *sqlstore.Tx) error {
 		if _, err := s.j.RecordTx(ctx, tx, c.Key, rep); err != nil {
 			return err
 		}

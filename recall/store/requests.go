@@ -124,7 +124,7 @@ type Resolution struct {
 // given); not applied releases the hold, and the request may be retried.
 func (s *Store) Resolve(ctx context.Context, key string, res Resolution) (journal.Operation, error) {
 	var op journal.Operation
-	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	err := s.update(ctx, named("resolving "+key), func(tx *sqlstore.Tx) error {
 		var err error
 		if op, err = s.j.ResolveTx(ctx, tx, key, res.Resolution); err != nil {
 			return err
