@@ -145,22 +145,34 @@ func NewSearchServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 }
 
 // decodeArguments reads a search-mode tool's arguments into dst, or
-// returns the result that refuses them.
+// returns the result that refuses them, saying what the tool takes.
 func decodeArguments(req *mcp.CallToolRequest, tool string, dst any) *mcp.CallToolResult {
-	args := req.Params.Arguments
-	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
-		args = json.RawMessage("{}")
+	takes := map[string]string{
+		SearchTool:   fmt.Sprintf("query, tag, method and path, each text, and limit, a whole number from 1 to %d", maxResults),
+		DescribeTool: "name, the name of an operation as search_operations gives it",
+		CallTool:     "name, the name of an operation as search_operations gives it, and arguments, an object its input schema (describe_operation) describes",
+	}[tool]
+	refuse := func() *mcp.CallToolResult {
+		text := fmt.Sprintf("%s takes %s.", tool, takes)
+		if tool == CallTool {
+			text += " Nothing was sent."
+		}
+		return result(Result{IsError: true, Text: text})
+	}
+	args := bytes.TrimSpace(req.Params.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return result(errorResult("the arguments of %s do not fit its input schema (%v). Nothing was sent.", tool, err))
+		return refuse()
 	}
 	if tool != SearchTool {
 		var named struct{ Name string }
 		json.Unmarshal(args, &named)
-		if named.Name == "" {
-			return result(errorResult("%s needs name, the name of an operation as search_operations gives it. Nothing was sent.", tool))
+		if strings.TrimSpace(named.Name) == "" {
+			return refuse()
 		}
 	}
 	return nil

@@ -180,3 +180,32 @@ func TestAutoMode(t *testing.T) {
 		}
 	}
 }
+
+// Arguments that do not fit a search-mode tool are refused with what it
+// takes, and a call_operation refused so sends nothing.
+func TestSearchModeArguments(t *testing.T) {
+	api := shopapi.New()
+	up := httptest.NewServer(api)
+	defer up.Close()
+	g, _ := session(t, config.ModeSearch, up.URL, "")
+	for _, c := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{toolgate.SearchTool, map[string]any{"limit": "ten"}, "search_operations takes query, tag, method and path, each text, and limit, a whole number from 1 to 50."},
+		{toolgate.SearchTool, map[string]any{"words": "orders"}, "search_operations takes query"},
+		{toolgate.DescribeTool, map[string]any{}, "describe_operation takes name, the name of an operation as search_operations gives it."},
+		{toolgate.CallTool, map[string]any{"arguments": map[string]any{}}, "call_operation takes name, the name of an operation as search_operations gives it, and arguments, an object its input schema (describe_operation) describes. Nothing was sent."},
+		{toolgate.CallTool, map[string]any{"name": "createOrder", "body": map[string]any{"sku": "A1", "quantity": 1}}, "call_operation takes name"},
+		{toolgate.CallTool, map[string]any{"name": "createOrder", "arguments": "sku=A1"}, "the arguments of createOrder must be a JSON object"},
+	} {
+		res, err := g.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil || !res.IsError || !strings.HasPrefix(text(res), c.want) {
+			t.Errorf("%s %v: %v %q; want %q", c.tool, c.args, err, text(res), c.want)
+		}
+	}
+	if n := api.Effects(); n != 0 {
+		t.Errorf("the upstream applied %d changes, want 0", n)
+	}
+}
