@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
@@ -148,5 +153,35 @@ func TestInspectorInSearchMode(t *testing.T) {
 				t.Errorf("the upstream got %d requests; want one", n)
 			}
 		})
+	}
+}
+
+// toolgate serve --mode auto serves Kubernetes' document in search mode
+// and the example API in tools mode, and says which on start, with the
+// figures that decided.
+func TestServeAutoMode(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		spec, says string
+		tools      int
+	}{
+		{testspecs.Corpus(t, "k8s-swagger.json"), "mode auto chose search: 821 tools are exposed, more than 128", 3},
+		{shopSpec, "mode auto chose tools: 4 tools are exposed (search past 128) and tools/list is 1 KiB (search past 256 KiB)", 4},
+	} {
+		var stderr bytes.Buffer
+		cmd := exec.Command(binary, "serve", c.spec, "--stdio", "--mode", "auto", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+		cmd.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := cs.ListTools(ctx, nil)
+		cs.Close()
+		if err != nil || len(list.Tools) != c.tools {
+			t.Errorf("%s: %v, %d tools listed; want %d", c.spec, err, len(list.Tools), c.tools)
+		}
+		if !strings.Contains(stderr.String(), "toolgate: "+c.says+"\n") {
+			t.Errorf("%s: toolgate serve said %q; want %q", c.spec, stderr.String(), c.says)
+		}
 	}
 }
