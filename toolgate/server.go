@@ -221,8 +221,8 @@ func (c *Catalog) ListJSON() ([]byte, error) {
 // and owns what runs beside it: the recovery of the calls that a stopped
 // process left in flight.
 type Gateway struct {
-	// Server is the MCP server ([NewServer]) whose tools call through
-	// Caller.
+	// Server is the MCP server ([NewServer], or [NewSearchServer] in
+	// search mode) whose tools call through Caller.
 	Server *mcp.Server
 	Caller *Caller
 	// Log receives a line, without a prefix, for each call that recovery
