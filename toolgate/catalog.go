@@ -453,15 +453,18 @@ func (c *Catalog) ListedInputSchema(t *Tool) (json.RawMessage, error) {
 	if ok || err != nil {
 		return s, err
 	}
-	// Otherwise the deepest cut that fits. The arguments' types (depth
-	// -1) are listed even when they do not fit.
+	// Otherwise the deepest cut that fits, found by halving: a schema
+	// grows with its depth. The arguments' types (depth -1) are listed
+	// even when they do not fit.
 	fit, _, err := c.inputSchema(t, true, -1)
-	for depth := 0; depth < maxBriefDepth && err == nil; depth++ {
+	for lo, hi := -1, maxBriefDepth; hi-lo > 1 && err == nil; {
+		depth := (lo + hi) / 2
 		var cut bool
 		if s, cut, ok, err = fits(depth); !ok {
-			break
+			hi = depth
+			continue
 		}
-		fit = s
+		fit, lo = s, depth
 		if !cut {
 			break
 		}
