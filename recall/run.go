@@ -27,9 +27,17 @@ type RunOptions struct {
 	Provider *provider.Provider
 	// PricePerMinute in micro-dollars.
 	PricePerMinute ledger.Amount
-	// Budget caps what the batch may spend, held and settled together,
-	// over all its runs; 0 means no cap.
+	// Billing is how the provider rounds each request: what each chunk's
+	// hold and cost are rounded to (zero: per started second).
+	Billing Billing
+	// Budget, if not 0, is the cap the batch must have on what it spends,
+	// held and settled together, over all its runs: it is set on a batch
+	// without one, and a batch with another is refused with an error
+	// wrapping ErrBudgetConflict (Archive.SetBudget changes it). 0 keeps
+	// the batch's budget, whatever it is.
 	Budget ledger.Amount
+	// User is who runs the batch, recorded with a budget the run sets.
+	User string
 	// Workers transcribe contents in parallel; default the number of CPUs.
 	Workers int
 	// Out, if set, receives .txt, .srt, .vtt and .json transcripts.
@@ -70,6 +78,11 @@ type RunReport struct {
 	// Untranscribed counts contents paid for (a look-up at the provider
 	// found the charge) whose transcript the provider did not keep.
 	Untranscribed int `json:"paid_without_transcript"`
+	// Refused counts contents the batch's budget could not pay for; not
+	// failures: a run after the budget is raised sends them. Refusals says
+	// which, with what they need.
+	Refused  int       `json:"refused_by_budget"`
+	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
 	Waiting  int       `json:"waiting"`
@@ -81,6 +94,7 @@ type run struct {
 	a        *Archive
 	opts     RunOptions
 	batch    string
+	who      Transcriber     // the provider and model that transcribe
 	sendCtx  context.Context // not canceled by an interrupt: a request in flight finishes
 	mu       sync.Mutex
 	paid     int
@@ -100,7 +114,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return RunReport{}, err
 	}
-	if err := a.store.SetBudget(ctx, batch, opts.Budget); err != nil {
+	if err := a.keepBudget(ctx, batch, opts.Budget, opts.User); err != nil {
 		return RunReport{}, err
 	}
 	// Requests whose run died while sending them are ambiguous from now on.
@@ -111,7 +125,8 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err != nil {
 		return RunReport{}, err
 	}
-	r := &run{a: a, opts: opts, batch: batch, sendCtx: context.WithoutCancel(ctx)}
+	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx)}
 	q := &queue{}
 	for _, c := range contents {
 		q.todo = append(q.todo, queued{sha: c.SHA256})
@@ -134,7 +149,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	}
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch)
+	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
 	return rep, err
@@ -224,9 +239,9 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 	switch {
 	case errors.Is(err, media.ErrBusy):
 		return true
-	case errors.Is(err, errStore):
+	case errors.As(err, new(*storeError)):
 		// The database, not the recording: the content waits for the next run.
-		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: errors.Unwrap(err).Error()})
+		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: err.Error()})
 		return false
 	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
@@ -236,35 +251,40 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.chunk(ctx, c)
+		if !r.chunk(ctx, c) {
+			return // the budget refused it: the content's other chunks would be paid for in vain
+		}
 	}
 	if r.opts.Out != "" {
-		if err := r.a.writeOutputs(ctx, r.batch, sha, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
+		if err := r.a.writeOutputs(ctx, r.batch, sha, r.who, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
 			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
 		}
 	}
 	return false
 }
 
-// errStore marks a failure of the database while planning a content.
-var errStore = errors.New("recall: the database")
+// storeError is a failure of the database while planning a content, told
+// apart from one of the recording.
+type storeError struct{ err error }
 
-// storeErr wraps a failure of the database so that it is told apart from
-// one of the recording.
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeErr wraps a failure of the database as a storeError.
 func storeErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", errStore, err)
+	return &storeError{err}
 }
 
-// chunks returns the content's chunks, planning them (and the journal
-// operations that pay for them) on the first run. Unless wait is set, it
-// returns an error wrapping media.ErrBusy when the chunks are not planned
-// and another worker is making the proxy. Failures of the database wrap
-// errStore.
+// chunks returns the content's chunks for the run's provider and model,
+// planning them (and the journal operations that pay for them) on the
+// first run with them. Unless wait is set, it returns an error wrapping
+// media.ErrBusy when the chunks are not planned and another worker is
+// making the proxy. Failures of the database are storeErrors.
 func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk, error) {
-	chunks, err := r.a.store.Chunks(ctx, sha)
+	chunks, err := r.a.store.Chunks(ctx, sha, r.who)
 	if err != nil || len(chunks) > 0 {
 		return chunks, storeErr(err)
 	}
@@ -276,28 +296,31 @@ func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk,
 	if err != nil {
 		return nil, err
 	}
-	plan, err := r.cut(sha, frames)
+	plan, err := cut(sha, frames, r.opts.Provider.Limits(), r.opts.MaxChunkBytes)
 	if err != nil {
 		return nil, err
+	}
+	for i := range plan {
+		plan[i].Transcriber = r.who
 	}
 	chunks, err = r.a.store.PlanChunks(ctx, plan)
 	return chunks, storeErr(err)
 }
 
 // cut plans the chunks of a content whose proxy has frames, within the
-// provider's limits, in whole frames: each chunk lasts exactly what the
-// provider will measure, and the next starts where it ends.
-func (r *run) cut(sha string, frames media.Frames) ([]store.Chunk, error) {
+// provider's limits and maxChunkBytes, if not 0, in whole frames: each
+// chunk lasts exactly what the provider will measure, and the next starts
+// where it ends.
+func cut(sha string, frames media.Frames, limits provider.Limits, maxChunkBytes int64) ([]store.Chunk, error) {
 	count := frames.Count()
 	if count == 0 || frames.Each <= 0 {
 		return nil, errors.New("its audio proxy holds no audio (0 frames): there is nothing to transcribe")
 	}
 	size := frames.Offsets[count]
 	duration := frames.Duration()
-	limits := r.opts.Provider.Limits()
 	maxBytes := limits.MaxBytes
-	if r.opts.MaxChunkBytes > 0 && (maxBytes == 0 || r.opts.MaxChunkBytes < maxBytes) {
-		maxBytes = r.opts.MaxChunkBytes
+	if maxChunkBytes > 0 && (maxBytes == 0 || maxChunkBytes < maxBytes) {
+		maxBytes = maxChunkBytes
 	}
 	n := 1
 	if maxBytes > 0 {
@@ -386,19 +409,20 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	return path, st.Size(), nil
 }
 
-// chunk sends one chunk, if it still needs sending.
-func (r *run) chunk(ctx context.Context, c store.Chunk) {
+// chunk sends one chunk, if it still needs sending. It returns false when
+// the batch's budget refused it.
+func (r *run) chunk(ctx context.Context, c store.Chunk) bool {
 	op, err := r.a.store.Operation(ctx, c.Key)
 	if err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "journal", Error: err.Error()})
-		return
+		return true
 	}
 	if op.State != journal.Pending {
-		return // done, ambiguous, in flight, or failed: not ours to send
+		return true // done, ambiguous, in flight, or failed: not ours to send
 	}
 	release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
 	if err != nil {
-		return // another worker holds it
+		return true // another worker holds it
 	}
 	defer release()
 
@@ -407,20 +431,22 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) {
 		// it would pay for nothing.
 		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
 			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil)
-		return
+		return true
 	}
 	path, size, err := r.chunkFile(ctx, c)
 	if err != nil {
 		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil)
-		return
+		return true
 	}
-	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, r.price(c.Duration)); err != nil {
-		detail := err.Error()
-		if errors.Is(err, ledger.ErrInsufficientFunds) {
-			detail = "budget: " + detail
+	cost := r.price(c.Duration)
+	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost); err != nil {
+		var short *ledger.InsufficientError
+		if errors.As(err, &short) {
+			r.refuse(ctx, c, cost, cost-max(short.Available, 0))
+			return false
 		}
-		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: detail}, nil)
-		return
+		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil)
+		return true
 	}
 
 	// The boundary: from here on, a failure may have been paid for; the
@@ -433,10 +459,24 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) {
 	rep := provider.Report(r.opts.Worker, err)
 	if err != nil {
 		r.record(ctx, c, rep, nil)
-		return
+		return true
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
-	r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: r.price(c.Duration)})
+	r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost})
+	return true
+}
+
+// refuse records that the batch's budget refused the chunk c, which needs
+// cost and lacks missing: it stays unsent, for a run with more budget.
+func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Amount) {
+	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, r.opts.Worker, cost, missing); err != nil {
+		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
+		return
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Path: c.SHA256, Chunk: c.Index + 1, Chunks: c.Count, State: journal.Pending,
+			Detail: fmt.Sprintf("refused by budget: $%s missing", missing.Decimal(6))})
+	}
 }
 
 // record stores a chunk's outcome, with its transcript and money.
@@ -455,13 +495,9 @@ func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *
 	}
 }
 
-// price is the cost of d, billed per started second.
-func (r *run) price(d time.Duration) ledger.Amount { return priceOf(d, r.opts.PricePerMinute) }
-
-// priceOf is the cost of d at perMinute, billed per started second.
-func priceOf(d time.Duration, perMinute ledger.Amount) ledger.Amount {
-	secs := int64((d + time.Second - 1) / time.Second)
-	return ledger.Amount((secs*int64(perMinute) + 59) / 60)
+// price is the cost of a request of d, as the provider bills it.
+func (r *run) price(d time.Duration) ledger.Amount {
+	return r.opts.Billing.Cost(d, r.opts.PricePerMinute)
 }
 
 // fail marks the batch's files of a content as failed before any payment.
@@ -472,10 +508,10 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 	r.problem(Problem{Path: sha, State: StateFailed, Phase: phase, Error: cause.Error()})
 }
 
-// runReport counts the batch's contents by how far they got.
-func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}}
-	progress, err := a.store.Progress(ctx, batch)
+// runReport counts the batch's contents by how far who got with them.
+func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
+	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
 	}
@@ -489,11 +525,14 @@ func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error
 			rep.Failed++
 		case store.Untranscribed:
 			rep.Untranscribed++
+		case store.RefusedByBudget:
+			rep.Refused++
 		default:
 			rep.Waiting++
 		}
 	}
-	return rep, nil
+	rep.Refusals, err = a.refusals(ctx, batch, progress)
+	return rep, err
 }
 
 // shortHash abbreviates s for a file name.

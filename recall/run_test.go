@@ -266,8 +266,13 @@ func TestBudgetIsNeverExceeded(t *testing.T) {
 	if m, _ := w.a.Money(context.Background(), "b"); m.Spent != spent || m.Held != 0 || m.Budget != 7000 {
 		t.Fatalf("the batch's money %+v disagrees with the sandbox's charges %d", m, spent)
 	}
-	if rep.Failed != 8-rep.Done {
-		t.Fatalf("the items over budget should fail safely: %+v", rep)
+	if rep.Failed != 0 || rep.Refused != 8-rep.Done || len(rep.Refusals) != rep.Refused {
+		t.Fatalf("the items over budget should be refused by it, not failed: %+v", rep)
+	}
+	for _, f := range rep.Refusals {
+		if f.Needed < 3000 || f.Missing <= 0 || f.Missing > f.Needed {
+			t.Errorf("refusal %+v: want what it needs and what the budget lacked", f)
+		}
 	}
 }
 
@@ -371,7 +376,7 @@ func TestChunkCuesDoNotOverlap(t *testing.T) {
 		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
 	}
 	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "long.mp3"))
-	parts, err := w.a.Store().Parts(context.Background(), sum)
+	parts, err := w.a.Store().Parts(context.Background(), sum, store.Transcriber{})
 	if err != nil || len(parts) != 3 {
 		t.Fatalf("parts: %d, %v", len(parts), err)
 	}
@@ -409,8 +414,8 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"short.mp3": 3 * time.Second})
 	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "short.mp3"))
 	_, err := w.a.Store().PlanChunks(context.Background(), []store.Chunk{
-		{SHA256: sum, Index: 0, Count: 2, Duration: 2 * time.Second},
-		{SHA256: sum, Index: 1, Count: 2, Start: 2 * time.Second},
+		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 0, Count: 2, Duration: 2 * time.Second},
+		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 1, Count: 2, Start: 2 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +430,7 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 	ops, _ := w.a.Operations(context.Background(), "b")
 	var refused journal.Operation
 	for _, op := range ops {
-		if strings.HasSuffix(op.Key, "/1") {
+		if strings.Contains(op.Key, "/1/") {
 			refused = op
 		}
 	}

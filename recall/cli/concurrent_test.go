@@ -25,7 +25,7 @@ const concurrentFiles, concurrentCopies = 40, 6
 
 // recordings writes the concurrency test's batch: short tones, each its
 // own content, and copies of some of them.
-func recordings(t *testing.T) string {
+func recordings(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	distinct := concurrentFiles - concurrentCopies

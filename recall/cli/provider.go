@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -39,15 +40,21 @@ func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }
 
+// providerDefault is what a provider decides when its flags are not
+// given.
+type providerDefault struct{ model, keyEnv, url string }
+
+// providerDefaults are each provider's defaults.
+var providerDefaults = map[string]providerDefault{
+	"sandbox":    {"whisper-1", "", ""},
+	"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
+	"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
+	"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
+}
+
 // defaults fills what the provider decides: model, key variable, URL.
 func (p *providerFlags) defaults() {
-	type def struct{ model, keyEnv, url string }
-	d := map[string]def{
-		"sandbox":    {"whisper-1", "", ""},
-		"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
-		"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
-		"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
-	}[p.name]
+	d := providerDefaults[p.name]
 	if p.model == "" {
 		p.model = d.model
 	}
@@ -85,15 +92,40 @@ func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
 	return prices.PerMinute(p.name, p.model)
 }
 
-// priced is a command's work on the archive at the provider's price per
-// minute.
-func (p *providerFlags) priced(o recall.Options, do func(context.Context, *command.Run, *recall.Archive, ledger.Amount) error) func(context.Context, *command.Run) error {
+// again returns the flags that choose the same provider and model again,
+// for a command a run suggests: none for the sandbox it starts itself.
+func (p *providerFlags) again() string {
+	var b strings.Builder
+	if p.name != "sandbox" || p.url != "" {
+		fmt.Fprintf(&b, " --provider %s --model %s", p.name, p.model)
+	}
+	d := providerDefaults[p.name]
+	if p.url != "" && p.url != d.url {
+		fmt.Fprintf(&b, " --provider-url %s", p.url)
+	}
+	if p.keyEnv != "" && p.keyEnv != d.keyEnv {
+		fmt.Fprintf(&b, " --api-key-env %s", p.keyEnv)
+	}
+	return b.String()
+}
+
+// pricing returns the provider's model with its price and rounding.
+func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
+	price, err := p.price(r)
+	if err != nil {
+		return recall.Pricing{}, err
+	}
+	return recall.Pricing{Provider: p.name, Model: p.model, PerMinute: price, Billing: recall.BillingOf(p.name)}, nil
+}
+
+// priced is a command's work on the archive at the provider's price.
+func (p *providerFlags) priced(o recall.Options, do func(context.Context, *command.Run, *recall.Archive, recall.Pricing) error) func(context.Context, *command.Run) error {
 	return func(ctx context.Context, r *command.Run) error {
-		price, err := p.price(r) // a wrong prices file is told before the archive is opened
+		pricing, err := p.pricing(r) // a wrong prices file is told before the archive is opened
 		if err != nil {
 			return err
 		}
-		return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error { return do(ctx, r, a, price) })(ctx, r)
+		return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error { return do(ctx, r, a, pricing) })(ctx, r)
 	}
 }
 

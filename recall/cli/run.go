@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -34,31 +34,38 @@ func runCommand(o recall.Options) *command.Command {
 		Help: `Ctrl-C stops taking new chunks and lets requests in flight finish; running
 the batch again resumes it. A request in flight when a run is killed becomes
 ambiguous once its lease runs out, and is never sent again.`,
-		Flags: func(f *pflag.FlagSet) {
-			rf.pf.register(f)
-			f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS` (over all its runs)")
-			f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-			f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
-			f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-			f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
-		},
-		Run: func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf) },
+		Flags: rf.register,
+		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
 }
 
-func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) error {
+// register declares run's flags in f, for run and for the commands that
+// run the batch after their own work (retry-failed).
+func (rf *runFlags) register(f *pflag.FlagSet) {
+	rf.pf.register(f)
+	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
+	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
+	f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
+	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
+	f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+}
+
+// run runs the batch as rf says. before, if not nil, does its command's
+// work on the open archive first, and returns what it shows beside the
+// run's report: its value for --json, and its text.
+func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, before func(context.Context, *recall.Archive) (any, func(io.Writer), error)) error {
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
 	}
 	var limit ledger.Amount
 	if rf.budget != "" {
-		b, err := ledger.ParseDecimal(strings.TrimPrefix(rf.budget, "$"), 6)
-		if err != nil || b == 0 {
-			return command.Usagef("--budget %q: give dollars, such as 5 or 12.50", rf.budget)
+		b, err := parseBudget(rf.budget, "--budget", false)
+		if err != nil {
+			return err
 		}
 		limit = b
 	}
-	price, err := rf.pf.price(r)
+	pricing, err := rf.pf.pricing(r)
 	if err != nil {
 		return err
 	}
@@ -67,12 +74,23 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: rf.workers, Out: rf.out}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
 	o.Lease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
+		var first any
+		firstText := func(io.Writer) {}
+		if before != nil {
+			var err error
+			if first, firstText, err = before(ctx, a); err != nil {
+				return err
+			}
+		}
+		if b, err := a.Budget(ctx, batch); err == nil && limit > 0 && b.Budget == 0 && !r.JSON {
+			fmt.Fprintf(r.Stderr, "batch %s: budget set to $%s; later runs keep it ('recall-archive budget' changes it)\n", batch, limit.Decimal(6))
+		}
 		if !r.JSON && isTerminal(r.Stderr) {
-			opts.Progress = progress(ctx, r.Stderr, a, batch, price)
+			opts.Progress = progress(ctx, r.Stderr, a, batch, pricing)
 		}
 		rep, err := a.Run(ctx, batch, opts)
 		if opts.Progress != nil {
@@ -82,11 +100,18 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 			return err
 		}
 		money, _ := a.Money(context.WithoutCancel(ctx), batch)
-		r.Show(map[string]any{"run": rep, "money": money}, func(w io.Writer) { printRun(w, rep, money, ctx.Err() != nil) })
+		shown := map[string]any{"run": rep, "money": money}
+		if first != nil {
+			shown["retry"] = first
+		}
+		r.Show(shown, func(w io.Writer) {
+			firstText(w)
+			printRun(w, rep, money, rf.pf.again(), ctx.Err() != nil)
+		})
 		switch {
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)
-		case rep.Failed > 0 || len(rep.Problems) > 0:
+		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0:
 			return command.Exit(ExitItemProblems)
 		}
 		return nil
@@ -94,9 +119,9 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 }
 
 // progress returns the function that keeps a progress line on w.
-func progress(ctx context.Context, w io.Writer, a *recall.Archive, batch string, price ledger.Amount) func(recall.Progress) {
+func progress(ctx context.Context, w io.Writer, a *recall.Archive, batch string, pricing recall.Pricing) func(recall.Progress) {
 	var done, total atomic.Int64
-	est, _ := a.Estimate(ctx, batch, price)
+	est, _ := a.Estimate(ctx, batch, pricing)
 	total.Store(int64(est.Contents))
 	return func(p recall.Progress) {
 		if p.Chunk == p.Chunks {
@@ -106,20 +131,39 @@ func progress(ctx context.Context, w io.Writer, a *recall.Archive, batch string,
 	}
 }
 
-func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted bool) {
-	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d waiting\n",
-		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Waiting)
-	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests)\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6))
+// printRun writes the run's report; again holds the flags that choose the
+// run's provider, for the commands it suggests.
+func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
+	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting\n",
+		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests); budget %s\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6), dollars(money.Budget))
 	printProblems(w, rep.Problems)
+	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)
 	}
 	if rep.Failed > 0 {
-		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only'\n", rep.Batch)
+		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only%s'\n", rep.Batch, again)
 	}
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")
 	}
+}
+
+// printRefusals lists the recordings the budget refused, and the budget
+// that would pay for them.
+func printRefusals(w io.Writer, rep recall.RunReport, money recall.Money) {
+	if len(rep.Refusals) == 0 {
+		return
+	}
+	var needed ledger.Amount
+	fmt.Fprintf(w, "refused by budget (%d), never sent:\n", len(rep.Refusals))
+	for _, f := range rep.Refusals {
+		needed += f.Needed
+		fmt.Fprintf(w, "  %s needs $%s, $%s more than the budget had left\n", strconv.Quote(f.Path), f.Needed.Decimal(6), f.Missing.Decimal(6))
+	}
+	fmt.Fprintf(w, "to send them, raise the budget to at least $%s ('recall-archive budget %s AMOUNT') and run the batch again\n",
+		(money.Spent + money.Held + needed).Decimal(6), rep.Batch)
 }
 
 // isTerminal reports whether w is a terminal, for the progress line.

@@ -45,7 +45,7 @@ func TestBatchPages(t *testing.T) {
 		t.Fatalf("the batch's page: %d", p.status)
 	}
 	states := section(t, p.body, "states")
-	for state, n := range map[string]string{"done": "2", "ambiguous": "2", "waiting": "0", "failed": "0"} {
+	for state, n := range map[string]string{"done": "2", "ambiguous": "2", "waiting": "0", "failed": "0", "refused_by_budget": "0"} {
 		re := regexp.MustCompile(`(?s)id="state-` + state + `">.*?<td class="num">(?:<a [^>]*>)?(\d+)`)
 		if m := re.FindStringSubmatch(states); m == nil || m[1] != n {
 			t.Errorf("state %s: %v; want %s", state, m, n)
@@ -128,7 +128,7 @@ func TestSettleWithTranscript(t *testing.T) {
 	if last.Actor != "ann" || last.Evidence["through"] != "recall console" || last.Evidence["transcript_file"] != "recovered.json" {
 		t.Errorf("the audit log's entry: %+v", last)
 	}
-	s := x.get(t, "/search?q=harbour+dawn")
+	s := x.get(t, "/search?q=harbour+dawn&sandbox=1")
 	hits := section(t, s.body, "hits")
 	sha := strings.Split(x.charged, "/")[1]
 	for _, want := range []string{`href="/recordings/` + sha + `#t2500000">0:00:02</a>`, "<mark>harbour</mark> at <mark>dawn</mark>"} {
@@ -252,10 +252,14 @@ func TestSearchQueries(t *testing.T) {
 		"":                   `name="q" value=""`,
 		"[sandbox] segment*": `2 matches`,
 	} {
-		p := x.get(t, "/search?q="+url.QueryEscape(q))
+		p := x.get(t, "/search?sandbox=1&q="+url.QueryEscape(q))
 		if p.status != 200 || !strings.Contains(p.body, want) {
 			t.Errorf("search %q: %d, no %q\n%s", q, p.status, want, p.body)
 		}
+	}
+	// The sandbox's placeholders are searched only when asked.
+	if p := x.get(t, "/search?q=segment"); p.status != 200 || !strings.Contains(p.body, "No transcript holds segment.") {
+		t.Errorf("search without the sandbox's placeholders: %d\n%s", p.status, p.body)
 	}
 }
 

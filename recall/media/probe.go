@@ -110,6 +110,38 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 	return info, nil
 }
 
+// AudioDuration returns the length of path's first audio track, as its
+// packets say when read to the end: Probe's duration is the container's
+// header's, which can say much more (a truncated MP3 keeps the length of
+// the whole file), and a provider bills the audio it gets. The packets are
+// copied, not decoded.
+func (t Tools) AudioDuration(ctx context.Context, path string) (time.Duration, error) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-nostdin", "-v", "error", "-i", "file:"+path,
+		"-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-")
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, err
+	}
+	var us int64 = -1
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				us = n
+			}
+		}
+	}
+	if us <= 0 {
+		return 0, errors.New("media: ffmpeg did not say how long the audio is")
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
 // lastLine returns the last non-empty line of ffmpeg's error output, which
 // says what went wrong, or err if there is none.
 func lastLine(s string, err error) string {

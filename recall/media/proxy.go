@@ -21,6 +21,29 @@ const ProxyRecipe = "mp3-mono-16khz-32kbps-v1"
 // ProxyBytesPerSecond is the proxy's size per second of audio.
 const ProxyBytesPerSecond = 32000 / 8
 
+// The proxy's MP3 frames: 576 samples at 16 kHz, 144 bytes at 32 kbit/s;
+// the encoder adds its delay of 1105 samples before the audio, and pads
+// the last frame.
+const (
+	frameSamples = 576
+	frameBytes   = 144
+	encoderDelay = 1105
+	proxyRate    = 16000
+)
+
+// ProxyFrames returns the frames of the audio proxy of d of audio, or a
+// frame more: what the proxy will hold, for pricing a recording before its
+// proxy is made.
+func ProxyFrames(d time.Duration) Frames {
+	samples := (d.Microseconds()*proxyRate + 999_999) / 1_000_000
+	n := (samples+encoderDelay+frameSamples-1)/frameSamples + 1
+	f := Frames{Offsets: make([]int64, n+1), Each: frameSamples * time.Second / proxyRate}
+	for i := range f.Offsets {
+		f.Offsets[i] = int64(i) * frameBytes
+	}
+	return f
+}
+
 var versions sync.Map // ffmpeg command → version line
 
 // Version returns ffmpeg's version line, such as "ffmpeg version 5.1.9-0+deb12u1".

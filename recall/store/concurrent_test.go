@@ -72,7 +72,7 @@ func TestConcurrentWritersOfOneContentAgree(t *testing.T) {
 func chunks(sha string, n int) []store.Chunk {
 	out := make([]store.Chunk, n)
 	for i := range out {
-		out[i] = store.Chunk{SHA256: sha, Index: i, Count: n, Start: time.Duration(i) * 2 * time.Second, Duration: 2 * time.Second}
+		out[i] = store.Chunk{SHA256: sha, Transcriber: store.Transcriber{Provider: "openai", Model: "whisper-1"}, Index: i, Count: n, Start: time.Duration(i) * 2 * time.Second, Duration: 2 * time.Second}
 	}
 	return out
 }
@@ -142,7 +142,7 @@ func TestUniqueViolationIsRetriedThenToldClearly(t *testing.T) {
 	if strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "duplicate key") {
 		t.Errorf("the error shows the database's raw message: %q", msg)
 	}
-	if plan, _ := s.Chunks(ctx, second); len(plan) != 0 {
+	if plan, _ := s.Chunks(ctx, second, store.Transcriber{}); len(plan) != 0 {
 		t.Fatalf("a refused plan was partly stored: %+v", plan)
 	}
 }
