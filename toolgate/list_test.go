@@ -162,6 +162,10 @@ func TestKubernetesListInPages(t *testing.T) {
 		t.Errorf("%d tools listed in %d pages; %d exposed", len(seen), pages, len(exposed))
 	}
 	t.Logf("%d tools in %d pages, the largest %d bytes", len(seen), pages, largest)
+	// inspect counts the same pages.
+	if _, sum, err := cat.Inspect(); err != nil || sum.ListPages != pages || sum.LargestPage > 300<<10 || sum.ListBytes < pages*100<<10 {
+		t.Errorf("inspect counts %d pages, %d bytes, the largest %d (%v); the client got %d pages", sum.ListPages, sum.ListBytes, sum.LargestPage, err, pages)
+	}
 	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: "not base64!"}); err == nil || !strings.Contains(err.Error(), "from the start") {
 		t.Errorf("a cursor toolgate did not give: %v", err)
 	}
