@@ -124,10 +124,12 @@ func (t Tools) AudioDuration(ctx context.Context, path string) (time.Duration, e
 	defer cancel()
 	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-nostdin", "-v", "error", "-i", "file:"+path,
 		"-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-")
-	out, err := cmd.Output()
-	if err != nil {
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := runTied(cmd); err != nil {
 		return 0, err
 	}
+	out := stdout.Bytes()
 	var us int64 = -1
 	for _, line := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {
