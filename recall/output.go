@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,9 +134,17 @@ func stamp(d time.Duration, sep string) string {
 }
 
 // writeAtomically writes data to path through a temporary file, so that a
-// crash never leaves half a transcript.
+// crash never leaves half a transcript. The file is created 0644 and so
+// gets the mode the umask gives, as any exported file does.
 func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-*")
+	var tmp *os.File
+	var err error
+	for range 100 {
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".recall-%d.tmp", rand.Uint64()))
+		if tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
