@@ -2,19 +2,31 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
 )
 
-// Hit is a transcript segment that matches a search.
+// Hit is a transcript segment that matches a search. In JSON, its times
+// are start_seconds and end_seconds, from the start of the recording.
 type Hit struct {
 	// Paths are the files, in any batch, that hold the recording.
 	Paths   []string      `json:"paths"`
 	SHA256  string        `json:"sha256"`
-	Start   time.Duration `json:"start_ns"`
-	End     time.Duration `json:"end_ns"`
+	Start   time.Duration `json:"-"`
+	End     time.Duration `json:"-"`
 	Snippet string        `json:"snippet"`
+}
+
+// MarshalJSON writes h with its times in seconds.
+func (h Hit) MarshalJSON() ([]byte, error) {
+	type fields Hit
+	return json.Marshal(struct {
+		fields
+		Start float64 `json:"start_seconds"`
+		End   float64 `json:"end_seconds"`
+	}{fields(h), seconds(h.Start), seconds(h.End)})
 }
 
 // Search finds query in every transcript: all its words, in any order.
@@ -31,7 +43,7 @@ func (a *Archive) Search(ctx context.Context, query string, limit int) ([]Hit, e
 	if err != nil {
 		return nil, err
 	}
-	var hits []Hit
+	hits := make([]Hit, 0, len(found))
 	for _, h := range found {
 		hits = append(hits, Hit{SHA256: h.SHA256, Start: h.Start, End: h.End, Snippet: h.Snippet})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -26,6 +27,11 @@ func exportCommand(o recall.Options) *command.Command {
 		Check: func(*command.Run) error {
 			if out == "" {
 				return command.Usagef("--out is required")
+			}
+			for _, f := range strings.Split(format, ",") {
+				if !slices.Contains(recall.Formats, f) {
+					return command.Usagef("--format: unknown format %q: give some of %s, comma-separated", f, strings.Join(recall.Formats, ", "))
+				}
 			}
 			return nil
 		},

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -62,9 +64,20 @@ func (p *providerFlags) defaults() {
 	}
 }
 
+// known returns a usage error unless --provider names a provider.
+func (p *providerFlags) known() error {
+	if !slices.Contains(provider.Names, p.name) {
+		return command.Usagef("--provider %q: give one of %s", p.name, strings.Join(provider.Names, ", "))
+	}
+	return nil
+}
+
 // price returns the model's price per minute, from the prices file if
 // there is one.
 func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
+	if err := p.known(); err != nil {
+		return 0, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	path := p.prices
@@ -114,6 +127,9 @@ func configDir(getenv func(string) string) string {
 // provider's requests.
 func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *provider.Provider, stop func(), err error) {
 	stop = func() {}
+	if err := p.known(); err != nil {
+		return nil, stop, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout}

@@ -38,9 +38,9 @@ ambiguous once its lease runs out, and is never sent again.`,
 			rf.pf.register(f)
 			f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS` (over all its runs)")
 			f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-			f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
+			command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
 			f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-			f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+			command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
 		},
 		Run: func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf) },
 	}
