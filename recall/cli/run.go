@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,9 +30,19 @@ func runCommand(o recall.Options) *command.Command {
 	return &command.Command{
 		Name: "run", Args: []command.Arg{batchArg}, DB: true, JSON: true,
 		Summary: "transcribe the batch, paying at most once for each recording",
-		Help: `Ctrl-C stops taking new chunks and lets requests in flight finish; running
-the batch again resumes it. A request in flight when a run is killed becomes
-ambiguous once its lease runs out, and is never sent again.`,
+		Help: `On a terminal, a bar shows the recordings done out of the batch's (those
+done by earlier runs included), each recording being worked on and its
+stage (converting, sending, waiting for an answer), the money spent and held
+against the budget, and an estimate of the time left. Elsewhere, standard
+error gets a line per step: the file, its stage, the chunk and the money.
+With --json, standard error says nothing but the interruption.
+
+The first Ctrl-C (or SIGTERM) is acknowledged at once: no new recording or
+chunk starts, ffmpeg stops, and the requests in flight finish, each within
+--timeout; running the batch again resumes it. A second Ctrl-C ends the run
+at once: its requests in flight become ambiguous once --lease runs out, and
+are never sent again. An interrupted run that leaves recordings waiting
+exits 130, unless some are ambiguous (3).`,
 		Flags: func(f *pflag.FlagSet) {
 			rf.pf.register(f)
 			f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS` (over all its runs)")
@@ -71,21 +80,44 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 	o.Lease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
-		if !r.JSON && isTerminal(r.Stderr) {
-			opts.Progress = progress(ctx, r.Stderr, a, batch, price)
+		disp, err := runDisplay(ctx, r, a, batch, price)
+		if err != nil {
+			return err
 		}
+		stopDisplay := func() {}
+		if disp != nil && !r.JSON {
+			opts.Progress = disp.step
+			stopDisplay = disp.start()
+		}
+		// The first Ctrl-C is acknowledged at once, with what the run
+		// still waits for.
+		finished := make(chan struct{})
+		acknowledged := make(chan struct{})
+		go func() {
+			defer close(acknowledged)
+			select {
+			case <-ctx.Done():
+				if disp != nil {
+					disp.interrupt(rf.timeout, rf.lease)
+				}
+			case <-finished:
+			}
+		}()
 		rep, err := a.Run(ctx, batch, opts)
-		if opts.Progress != nil {
-			fmt.Fprint(r.Stderr, "\r\033[K")
-		}
+		close(finished)
+		<-acknowledged
+		stopDisplay()
 		if err != nil {
 			return err
 		}
 		money, _ := a.Money(context.WithoutCancel(ctx), batch)
-		r.Show(map[string]any{"run": rep, "money": money}, func(w io.Writer) { printRun(w, rep, money, ctx.Err() != nil) })
+		interrupted := ctx.Err() != nil
+		r.Show(map[string]any{"run": rep, "money": money, "interrupted": interrupted}, func(w io.Writer) { printRun(w, rep, money, interrupted) })
 		switch {
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)
+		case interrupted && rep.Waiting > 0:
+			return command.Exit(command.ExitInterrupted)
 		case rep.Failed > 0 || len(rep.Problems) > 0:
 			return command.Exit(ExitItemProblems)
 		}
@@ -93,17 +125,22 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 	})(ctx, r)
 }
 
-// progress returns the function that keeps a progress line on w.
-func progress(ctx context.Context, w io.Writer, a *recall.Archive, batch string, price ledger.Amount) func(recall.Progress) {
-	var done, total atomic.Int64
-	est, _ := a.Estimate(ctx, batch, price)
-	total.Store(int64(est.Contents))
-	return func(p recall.Progress) {
-		if p.Chunk == p.Chunks {
-			done.Add(1)
-		}
-		fmt.Fprintf(w, "\r\033[K[%d/%d] %s chunk %d/%d: %s", done.Load(), total.Load(), p.Path[:12], p.Chunk, p.Chunks, p.State)
+// runDisplay returns the display of a run of batch, or nil if the batch
+// does not exist (the run says so).
+func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch string, price ledger.Amount) (*display, error) {
+	st, err := a.Status(ctx, batch)
+	if errors.Is(err, recall.ErrNoBatch) {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	est, err := a.Estimate(ctx, batch, price)
+	if err != nil {
+		return nil, err
+	}
+	money := func() (recall.Money, error) { return a.Money(context.WithoutCancel(ctx), batch) }
+	return newDisplay(r.Stderr, st.Contents, st.Transcription["done"], est.Remaining, money), nil
 }
 
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted bool) {
@@ -120,14 +157,4 @@ func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")
 	}
-}
-
-// isTerminal reports whether w is a terminal, for the progress line.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
