@@ -237,8 +237,9 @@ func (r *run) content(ctx context.Context, sha string) {
 	}
 }
 
-// outcome is how far a content got, from its chunks' states after a run:
-// as the store's progress says it.
+// outcome is how far a content got, from its chunks' states after a run,
+// as the store's progress says it: a chunk in flight for another run
+// leaves the content waiting.
 func outcome(states []journal.State) string {
 	var ambiguous, failed, waiting bool
 	for _, s := range states {
@@ -246,7 +247,7 @@ func outcome(states []journal.State) string {
 		case journal.Applied:
 		case journal.Ambiguous:
 			ambiguous = true
-		case journal.FailedSafe:
+		case journal.FailedSafe, journal.NotApplied:
 			failed = true
 		default:
 			waiting = true

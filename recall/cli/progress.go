@@ -113,12 +113,20 @@ func (d *display) start() (stop func()) {
 	}
 }
 
-// close clears the bar from the terminal, for the run's report.
+// close leaves on the terminal the bar as the run ends, without the
+// recordings worked on, above the run's report.
 func (d *display) close() {
+	d.refreshMoney()
+	width := d.width()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.tty {
-		d.clear()
+	if d.tty && !d.closed {
+		d.active = map[string]*activity{}
+		d.interrupted = false
+		var b strings.Builder
+		d.clearTo(&b)
+		b.WriteString(strings.Join(d.render(d.now(), width), "\n") + "\n")
+		io.WriteString(d.w, b.String())
 	}
 	d.closed = true
 }
@@ -196,6 +204,8 @@ func answered(p recall.Progress) string {
 		return "ambiguous: it may have been charged; see 'recall-archive ambiguous'"
 	case journal.FailedSafe:
 		return "failed before any payment: " + p.Detail
+	case journal.NotApplied:
+		return "refused by the provider, not charged: " + p.Detail
 	}
 	return string(p.State)
 }
