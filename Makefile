@@ -55,9 +55,14 @@ bench-journal:
 bench-hash:
 	$(GO) test -run '^$$' -bench Hash -benchtime 5x -count 3 ./recall
 
-## bench-toolgate: toolgate serve's cold start on GitHub's description and
-## a tool call's overhead against calling the upstream directly.
+## bench-toolgate: toolgate serve's cold start on GitHub's and Kubernetes'
+## descriptions (Kubernetes' also served by a Node peer, installed into
+## .cache/npm from the npm registry when missing) and a tool call's
+## overhead against calling the upstream directly.
+PEER = @ivotoby/openapi-mcp-server@1.16.1
 bench-toolgate:
+	@grep -qs '"version": "1.16.1"' .cache/npm/node_modules/@ivotoby/openapi-mcp-server/package.json || \
+		npm install --prefix .cache/npm --no-audit --no-fund --silent --ignore-scripts --no-save $(PEER)
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x -count 3 ./cmd/toolgate
 	$(GO) test -run '^$$' -bench 'Call' -benchtime 3000x -count 3 ./cmd/toolgate
 

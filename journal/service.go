@@ -202,6 +202,33 @@ func (j *Journal) claimKeyTx(ctx context.Context, tx Tx, key, worker string) (Op
 	return op, tx.UpdateOperation(ctx, op)
 }
 
+// Release gives up worker's lease on the pending operation key, so that
+// any worker may claim it at once: for an operation its worker chose not
+// to send, such as one its budget could not pay for. An operation no longer
+// pending, or leased by another worker, is left as it is.
+func (j *Journal) Release(ctx context.Context, key, worker string) error {
+	return j.store.Update(ctx, func(tx Tx) error { return j.ReleaseTx(ctx, tx, key, worker) })
+}
+
+// ReleaseTx is Release inside the caller's transaction.
+func (j *Journal) ReleaseTx(ctx context.Context, tx Tx, key, worker string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := checkName("worker", worker); err != nil {
+		return err
+	}
+	op, err := tx.LockOperation(ctx, key)
+	if err != nil {
+		return err
+	}
+	if op.State != Pending || op.Worker != worker {
+		return nil
+	}
+	op.Worker, op.LeaseExpires, op.Updated = "", time.Time{}, j.now()
+	return tx.UpdateOperation(ctx, op)
+}
+
 // Start records op, claims it for worker and marks it sending, in one
 // transaction: for an operation sent as soon as it is recorded, such as an
 // agent's tool call, it costs one durable write instead of three. If the

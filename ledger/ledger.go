@@ -163,6 +163,16 @@ func New(store Store, now func() time.Time) *Ledger {
 
 // Open creates the account, or sets its limit and unit if it exists.
 func (l *Ledger) Open(ctx context.Context, name, unit string, limit Amount) (acct Account, err error) {
+	err = l.store.Update(ctx, func(tx Tx) error {
+		acct, err = l.OpenTx(ctx, tx, name, unit, limit)
+		return err
+	})
+	return acct, err
+}
+
+// OpenTx is Open inside the caller's transaction, for example to change a
+// limit together with the caller's record of who changed it.
+func (l *Ledger) OpenTx(ctx context.Context, tx Tx, name, unit string, limit Amount) (Account, error) {
 	if err := checkID("account name", name, MaxNameBytes); err != nil {
 		return Account{}, err
 	}
@@ -172,11 +182,7 @@ func (l *Ledger) Open(ctx context.Context, name, unit string, limit Amount) (acc
 	if limit < 0 {
 		return Account{}, fmt.Errorf("ledger: account %q: the limit %d is negative", name, limit)
 	}
-	err = l.store.Update(ctx, func(tx Tx) error {
-		acct, err = tx.PutAccount(ctx, name, unit, limit)
-		return err
-	})
-	return acct, err
+	return tx.PutAccount(ctx, name, unit, limit)
 }
 
 // Account returns the named account.
@@ -189,6 +195,14 @@ func (l *Ledger) Account(ctx context.Context, name string) (acct Account, err er
 		return err
 	})
 	return acct, err
+}
+
+// AccountTx is Account inside the caller's transaction.
+func (l *Ledger) AccountTx(ctx context.Context, tx Tx, name string) (Account, error) {
+	if err := checkID("account name", name, MaxNameBytes); err != nil {
+		return Account{}, err
+	}
+	return tx.Account(ctx, name)
 }
 
 // Holds returns the holds that f selects, oldest first: what an account

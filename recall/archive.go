@@ -71,6 +71,11 @@ const (
 	StateRejected = store.Rejected
 )
 
+// Transcriber is a provider's model: what makes a transcript. A recording
+// is transcribed once by each transcriber asked for it, and a run with
+// another transcribes again what that one has not.
+type Transcriber = store.Transcriber
+
 // Problem is a path that could not be used, and why.
 type Problem struct {
 	Path  string `json:"path"`

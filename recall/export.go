@@ -11,8 +11,11 @@ import (
 )
 
 // Export writes the transcripts of the batch's transcribed contents to
-// dir, in the given formats, and returns how many contents it wrote.
-func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string) (int, error) {
+// dir, in the given formats, and returns how many contents it wrote. Each
+// content's transcript is the latest that a provider made whole; the
+// sandbox's placeholders only with sandbox, and only for contents that no
+// other provider transcribed.
+func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string, sandbox bool) (int, error) {
 	for _, f := range formats {
 		if !slices.Contains(Formats, f) {
 			return 0, fmt.Errorf("recall: unknown format %q: use %s", f, strings.Join(Formats, ", "))
@@ -24,19 +27,41 @@ func (a *Archive) Export(ctx context.Context, batch, dir string, formats []strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
-	progress, err := a.store.Progress(ctx, batch)
+	contents, err := a.store.Contents(ctx, batch)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for sha, p := range progress {
-		if p != store.Done {
+	for _, c := range contents {
+		who, ok, err := a.transcribed(ctx, c.SHA256, sandbox)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
 			continue
 		}
-		if err := a.export(ctx, batch, sha, dir, formats); err != nil {
+		if err := a.export(ctx, batch, c.SHA256, who, dir, formats); err != nil {
 			return n, err
 		}
 		n++
 	}
 	return n, nil
+}
+
+// transcribed returns who made the content's transcript that counts: the
+// latest whole one by a real provider, else, with sandbox, the sandbox's.
+func (a *Archive) transcribed(ctx context.Context, sha string, sandbox bool) (Transcriber, bool, error) {
+	whole, err := a.store.Transcribers(ctx, sha)
+	if err != nil {
+		return Transcriber{}, false, err
+	}
+	for _, who := range whole {
+		if who.Provider != store.Sandbox {
+			return who, true, nil
+		}
+	}
+	if sandbox && len(whole) > 0 {
+		return whole[0], true, nil
+	}
+	return Transcriber{}, false, nil
 }

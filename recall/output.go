@@ -57,10 +57,10 @@ func seconds(d time.Duration) float64 {
 	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
 }
 
-// document assembles sha's transcript, or returns errIncomplete.
-func (a *Archive) document(ctx context.Context, sha string) (Document, error) {
+// document assembles sha's transcript by who, or returns errIncomplete.
+func (a *Archive) document(ctx context.Context, sha string, who Transcriber) (Document, error) {
 	doc := Document{SHA256: sha, Segments: []provider.Segment{}}
-	parts, err := a.store.Parts(ctx, sha)
+	parts, err := a.store.Parts(ctx, sha, who)
 	if err != nil {
 		return doc, err
 	}
@@ -87,16 +87,16 @@ func (a *Archive) document(ctx context.Context, sha string) (Document, error) {
 	return doc, nil
 }
 
-// writeOutputs writes the transcript of sha, in every format, for each of
-// its files in batch.
-func (a *Archive) writeOutputs(ctx context.Context, batch, sha, dir string) error {
-	return a.export(ctx, batch, sha, dir, Formats)
+// writeOutputs writes the transcript of sha by who, in every format, for
+// each of its files in batch.
+func (a *Archive) writeOutputs(ctx context.Context, batch, sha string, who Transcriber, dir string) error {
+	return a.export(ctx, batch, sha, who, dir, Formats)
 }
 
-// export writes the transcript of sha, in formats, for each of its files
-// in batch.
-func (a *Archive) export(ctx context.Context, batch, sha, dir string, formats []string) error {
-	doc, err := a.document(ctx, sha)
+// export writes the transcript of sha by who, in formats, for each of its
+// files in batch.
+func (a *Archive) export(ctx context.Context, batch, sha string, who Transcriber, dir string, formats []string) error {
+	doc, err := a.document(ctx, sha, who)
 	if err != nil {
 		return err
 	}

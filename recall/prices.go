@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
 )
@@ -25,6 +26,54 @@ func DefaultPrices() Prices {
 		"assemblyai/best":               6170,
 		"assemblyai/nano":               2000,
 	}
+}
+
+// Billing is how a provider rounds the audio of one request before it
+// prices it.
+type Billing struct {
+	// Increment: each request is billed per started Increment; 0 is one
+	// second.
+	Increment time.Duration `json:"-"` // increment_seconds in JSON
+	// Minimum: a request shorter than Minimum is billed as Minimum.
+	Minimum time.Duration `json:"-"` // minimum_seconds in JSON
+}
+
+// MarshalJSON writes b with its durations in seconds.
+func (b Billing) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Increment float64 `json:"increment_seconds"`
+		Minimum   float64 `json:"minimum_seconds"`
+	}{seconds(b.Increment), seconds(b.Minimum)})
+}
+
+// billings are the providers' rounding, as their price lists state it:
+// every one bills per started second of each request, without a minimum.
+var billings = map[string]Billing{
+	"sandbox":    {Increment: time.Second},
+	"openai":     {Increment: time.Second},
+	"deepgram":   {Increment: time.Second},
+	"assemblyai": {Increment: time.Second},
+}
+
+// BillingOf returns how provider rounds what it bills.
+func BillingOf(provider string) Billing {
+	if b, ok := billings[provider]; ok {
+		return b
+	}
+	return Billing{Increment: time.Second}
+}
+
+// Cost is what one request of d costs at perMinute micro-dollars a
+// minute, rounded as b says, and the micro-dollars rounded up.
+func (b Billing) Cost(d time.Duration, perMinute ledger.Amount) ledger.Amount {
+	inc := b.Increment
+	if inc <= 0 {
+		inc = time.Second
+	}
+	d = max(d, b.Minimum)
+	billed := (d + inc - 1) / inc * inc
+	const perMinuteUs = int64(time.Minute / time.Microsecond)
+	return ledger.Amount((billed.Microseconds()*int64(perMinute) + perMinuteUs - 1) / perMinuteUs)
 }
 
 // PerMinute returns the price of provider/model.

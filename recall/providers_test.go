@@ -173,7 +173,7 @@ func TestDeepgram(t *testing.T) {
 				if rep.Done != 1 {
 					t.Fatalf("run: %+v", rep)
 				}
-				hits, _ := w.a.Search(context.Background(), "stand-in", 5)
+				hits, _ := w.a.Search(context.Background(), "stand-in", 5, false)
 				if len(hits) != 1 || hits[0].Start != 500*time.Millisecond {
 					t.Fatalf("search: %+v, want the utterance at 0.5 s", hits)
 				}
@@ -223,7 +223,7 @@ func TestAssemblyAI(t *testing.T) {
 			}
 			switch tt.fault {
 			case "":
-				hits, _ := w.a.Search(context.Background(), "there", 5)
+				hits, _ := w.a.Search(context.Background(), "there", 5, false)
 				if len(hits) != 1 || hits[0].Start != 100*time.Millisecond || hits[0].End != 800*time.Millisecond {
 					t.Fatalf("search: %+v, want the first sentence, 0.1 to 0.8 s", hits)
 				}

@@ -55,7 +55,7 @@ func TestPlainTranscriptSpansItsChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if n, err := w.a.Export(context.Background(), "b", out, []string{"vtt", "srt"}); err != nil || n != 1 {
+	if n, err := w.a.Export(context.Background(), "b", out, []string{"vtt", "srt"}, true); err != nil || n != 1 {
 		t.Fatalf("export: %d, %v", n, err)
 	}
 	vtts, _ := filepath.Glob(filepath.Join(out, "a.*.vtt"))
@@ -84,7 +84,7 @@ func TestPlainTranscriptSpansItsChunk(t *testing.T) {
 // names it, rather than writing nothing and succeeding.
 func TestExportOfAnUnknownBatchFails(t *testing.T) {
 	a := openArchive(t, recall.Options{})
-	_, err := a.Export(context.Background(), "nosuchbatch", t.TempDir(), recall.Formats)
+	_, err := a.Export(context.Background(), "nosuchbatch", t.TempDir(), recall.Formats, true)
 	if !errors.Is(err, recall.ErrNoBatch) || !strings.Contains(err.Error(), `"nosuchbatch"`) {
 		t.Fatalf("export of an unknown batch: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,9 +28,17 @@ type RunOptions struct {
 	Provider *provider.Provider
 	// PricePerMinute in micro-dollars.
 	PricePerMinute ledger.Amount
-	// Budget caps what the batch may spend, held and settled together,
-	// over all its runs; 0 means no cap.
+	// Billing is how the provider rounds each request: what each chunk's
+	// hold and cost are rounded to (zero: per started second).
+	Billing Billing
+	// Budget, if not 0, is the cap the batch must have on what it spends,
+	// held and settled together, over all its runs: it is set on a batch
+	// without one, and a batch with another is refused with an error
+	// wrapping ErrBudgetConflict (Archive.SetBudget changes it). 0 keeps
+	// the batch's budget, whatever it is.
 	Budget ledger.Amount
+	// User is who runs the batch, recorded with a budget the run sets.
+	User string
 	// Workers transcribe contents in parallel; default the number of CPUs.
 	Workers int
 	// Out, if set, receives .txt, .srt, .vtt and .json transcripts.
@@ -105,6 +114,11 @@ type RunReport struct {
 	// Untranscribed counts contents paid for (a look-up at the provider
 	// found the charge) whose transcript the provider did not keep.
 	Untranscribed int `json:"paid_without_transcript"`
+	// Refused counts contents the batch's budget could not pay for; not
+	// failures: a run after the budget is raised sends them. Refusals says
+	// which, with what they need.
+	Refused  int       `json:"refused_by_budget"`
+	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
 	Waiting  int       `json:"waiting"`
@@ -116,6 +130,7 @@ type run struct {
 	a        *Archive
 	opts     RunOptions
 	batch    string
+	who      Transcriber     // the provider and model that transcribe
 	sendCtx  context.Context // not canceled by an interrupt: a request in flight finishes
 	mu       sync.Mutex
 	paid     int
@@ -136,7 +151,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return RunReport{}, err
 	}
-	if err := a.store.SetBudget(ctx, batch, opts.Budget); err != nil {
+	if err := a.keepBudget(ctx, batch, opts.Budget, opts.User); err != nil {
 		return RunReport{}, err
 	}
 	// Requests whose run died while sending them are ambiguous from now on.
@@ -147,28 +162,31 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err != nil {
 		return RunReport{}, err
 	}
-	r := &run{a: a, opts: opts, batch: batch, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}}
-	next := make(chan string)
+	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}}
+	q := &queue{}
+	for _, c := range contents {
+		q.todo = append(q.todo, queued{sha: c.SHA256})
+	}
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Go(func() {
-			for sha := range next {
-				r.content(ctx, sha)
+			for ctx.Err() == nil {
+				item, ok := q.next()
+				if !ok {
+					return
+				}
+				// A content whose proxy another worker is making is
+				// skipped once, for the others; the second time, it waits.
+				if busy := r.content(ctx, item.sha, item.skipped); busy {
+					q.later(item.sha)
+				}
 			}
 		})
 	}
-feed:
-	for _, c := range contents {
-		select {
-		case next <- c.SHA256:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch)
+	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
 	return rep, err
@@ -195,6 +213,11 @@ func runDefaults(opts RunOptions) (RunOptions, error) {
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 		return opts, fmt.Errorf("recall: cache directory: %w", err)
 	}
+	// What killed runs were writing is of no use: their partial files go,
+	// those that other runs are writing stay.
+	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
+		return opts, fmt.Errorf("recall: cleaning the cache directory %s: %w", opts.CacheDir, err)
+	}
 	if opts.Out != "" {
 		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 			return opts, fmt.Errorf("recall: output directory: %w", err)
@@ -203,10 +226,41 @@ func runDefaults(opts RunOptions) (RunOptions, error) {
 	return opts, nil
 }
 
+// queue holds the contents a run has still to take, in order.
+type queue struct {
+	mu   sync.Mutex
+	todo []queued
+}
+
+type queued struct {
+	sha string
+	// skipped: the content was put back once because another worker was
+	// making its proxy.
+	skipped bool
+}
+
+func (q *queue) next() (queued, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.todo) == 0 {
+		return queued{}, false
+	}
+	item := q.todo[0]
+	q.todo = q.todo[1:]
+	return item, true
+}
+
+// later puts sha back at the end of the queue.
+func (q *queue) later(sha string) {
+	q.mu.Lock()
+	q.todo = append(q.todo, queued{sha: sha, skipped: true})
+	q.mu.Unlock()
+}
+
 // problem notes a problem with a content, under the content's first path
 // in the batch.
 func (r *run) problem(p Problem) {
-	if paths, err := r.a.store.AddedPaths(context.Background(), r.batch, p.Path); err == nil && len(paths) > 0 {
+	if paths, err := r.a.store.Paths(context.Background(), r.batch, p.Path); err == nil && len(paths) > 0 {
 		p.Path = paths[0]
 	}
 	r.mu.Lock()
@@ -214,27 +268,48 @@ func (r *run) problem(p Problem) {
 	r.mu.Unlock()
 }
 
-// content transcribes one content's chunks.
-func (r *run) content(ctx context.Context, sha string) {
-	chunks, err := r.chunks(ctx, sha)
-	if err != nil {
+// content transcribes one content's chunks. It reports busy, having done
+// nothing, when the content's chunks are not planned and another worker is
+// making its proxy, unless wait is set.
+func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
+	chunks, err := r.chunks(ctx, sha, wait)
+	switch {
+	case errors.Is(err, media.ErrBusy):
+		return true
+	case errors.As(err, new(*storeError)):
+		// The database, not the recording: the content waits for the next run.
+		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: err.Error()})
+		return false
+	case err != nil && ctx.Err() != nil:
+		// Interrupted: ffmpeg was stopped, and the content waits for the
+		// next run; it did not fail.
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.Waiting)})
+		return false
+	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
 		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.FailedSafely), Detail: err.Error()})
-		return
+		return false
 	}
 	states := make([]journal.State, len(chunks))
 	for i, c := range chunks {
 		if ctx.Err() != nil {
 			break
 		}
-		states[i] = r.chunk(ctx, c)
+		state, refused := r.chunk(ctx, c)
+		states[i] = state
+		if refused {
+			// The content's other chunks would be paid for in vain.
+			r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: string(store.RefusedByBudget)})
+			return false
+		}
 	}
 	r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: outcome(states)})
 	if r.opts.Out != "" {
-		if err := r.a.writeOutputs(ctx, r.batch, sha, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
+		if err := r.a.writeOutputs(ctx, r.batch, sha, r.who, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
 			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
 		}
 	}
+	return false
 }
 
 // outcome is how far a content got, from its chunks' states after a run,
@@ -286,34 +361,64 @@ func (r *run) emit(p Progress) {
 	r.opts.Progress(p)
 }
 
-// chunks returns the content's chunks, planning them (and the journal
-// operations that pay for them) on the first run.
-func (r *run) chunks(ctx context.Context, sha string) ([]store.Chunk, error) {
-	chunks, err := r.a.store.Chunks(ctx, sha)
-	if err != nil || len(chunks) > 0 {
-		return chunks, err
+// storeError is a failure of the database while planning a content, told
+// apart from one of the recording.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeErr wraps a failure of the database as a storeError.
+func storeErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	proxy, err := r.proxy(ctx, sha)
-	if err != nil {
-		return nil, err
-	}
-	st, err := os.Stat(proxy)
-	if err != nil {
-		return nil, err
-	}
-	return r.a.store.PlanChunks(ctx, r.cut(sha, st.Size()))
+	return &storeError{err}
 }
 
-// cut plans the chunks of a content whose proxy has size bytes, within the
-// provider's limits.
-func (r *run) cut(sha string, size int64) []store.Chunk {
-	// The proxy is constant-bitrate MP3: its size gives its length, as the
-	// provider will measure it, without another ffprobe.
-	duration := time.Duration(size) * time.Second / media.ProxyBytesPerSecond
-	limits := r.opts.Provider.Limits()
+// chunks returns the content's chunks for the run's provider and model,
+// planning them (and the journal operations that pay for them) on the
+// first run with them. Unless wait is set, it returns an error wrapping
+// media.ErrBusy when the chunks are not planned and another worker is
+// making the proxy. Failures of the database are storeErrors.
+func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk, error) {
+	chunks, err := r.a.store.Chunks(ctx, sha, r.who)
+	if err != nil || len(chunks) > 0 {
+		return chunks, storeErr(err)
+	}
+	proxy, err := r.proxy(ctx, sha, wait)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := media.ReadFrames(proxy)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cut(sha, frames, r.opts.Provider.Limits(), r.opts.MaxChunkBytes)
+	if err != nil {
+		return nil, err
+	}
+	for i := range plan {
+		plan[i].Transcriber = r.who
+	}
+	chunks, err = r.a.store.PlanChunks(ctx, plan)
+	return chunks, storeErr(err)
+}
+
+// cut plans the chunks of a content whose proxy has frames, within the
+// provider's limits and maxChunkBytes, if not 0, in whole frames: each
+// chunk lasts exactly what the provider will measure, and the next starts
+// where it ends.
+func cut(sha string, frames media.Frames, limits provider.Limits, maxChunkBytes int64) ([]store.Chunk, error) {
+	count := frames.Count()
+	if count == 0 || frames.Each <= 0 {
+		return nil, errors.New("its audio proxy holds no audio (0 frames): there is nothing to transcribe")
+	}
+	size := frames.Offsets[count]
+	duration := frames.Duration()
 	maxBytes := limits.MaxBytes
-	if r.opts.MaxChunkBytes > 0 && (maxBytes == 0 || r.opts.MaxChunkBytes < maxBytes) {
-		maxBytes = r.opts.MaxChunkBytes
+	if maxChunkBytes > 0 && (maxBytes == 0 || maxChunkBytes < maxBytes) {
+		maxBytes = maxChunkBytes
 	}
 	n := 1
 	if maxBytes > 0 {
@@ -323,18 +428,23 @@ func (r *run) cut(sha string, size int64) []store.Chunk {
 	if limits.MaxDuration > 0 {
 		n = max(n, int((duration+limits.MaxDuration-1)/limits.MaxDuration))
 	}
-	each := (duration + time.Duration(n) - 1) / time.Duration(n)
+	n = min(n, count)
+	each := (count + n - 1) / n // frames per chunk
+	n = (count + each - 1) / each
 	chunks := make([]store.Chunk, n)
 	for i := range chunks {
-		start := time.Duration(i) * each
-		chunks[i] = store.Chunk{SHA256: sha, Index: i, Count: n, Start: start, Duration: min(each, duration-start)}
+		first := i * each
+		chunks[i] = store.Chunk{SHA256: sha, Index: i, Count: n,
+			Start: time.Duration(first) * frames.Each, Duration: time.Duration(min(each, count-first)) * frames.Each}
 	}
-	return chunks
+	return chunks, nil
 }
 
 // proxy returns the path of the content's audio proxy, making it if the
 // cache lacks it. The cache is keyed by content, recipe and ffmpeg version.
-func (r *run) proxy(ctx context.Context, sha string) (string, error) {
+// When another worker is making it, proxy waits if wait is set, and
+// otherwise returns an error wrapping media.ErrBusy.
+func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) {
 	version, err := r.a.tools.Version(ctx)
 	if err != nil {
 		return "", err
@@ -347,8 +457,12 @@ func (r *run) proxy(ctx context.Context, sha string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	build := r.a.tools.TryProxy
+	if wait {
+		build = r.a.tools.Proxy
+	}
 	r.emit(Progress{SHA256: sha, Stage: StageConverting})
-	if err := r.a.tools.Proxy(ctx, src, dst); err != nil {
+	if err := build(ctx, src, dst); err != nil {
 		return "", err
 	}
 	return dst, nil
@@ -365,13 +479,13 @@ func (r *run) source(ctx context.Context, sha string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("none of the %d paths recorded for content %s still holds it: add the file again", len(paths), sha[:12])
+	return "", fmt.Errorf("none of the paths recorded for this recording (%s) still holds it: the file was changed or moved; add it again", strings.Join(paths, ", "))
 }
 
 // chunkFile returns the audio of one chunk, cut from the proxy when the
 // content has several.
 func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, error) {
-	proxy, err := r.proxy(ctx, c.SHA256)
+	proxy, err := r.proxy(ctx, c.SHA256, true)
 	if err != nil {
 		return "", 0, err
 	}
@@ -389,37 +503,48 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	if err != nil {
 		return "", 0, err
 	}
+	if st.Size() == 0 {
+		return "", 0, fmt.Errorf("chunk %d of %d is an empty file (%s): remove it and run again", c.Index+1, c.Count, path)
+	}
 	return path, st.Size(), nil
 }
 
 // chunk sends one chunk, if it still needs sending, and returns its state
-// after: pending if it was not sent (another worker holds it).
-func (r *run) chunk(ctx context.Context, c store.Chunk) journal.State {
+// after: pending if it was not sent (another worker holds it, or the
+// batch's budget refused it: then refused is set).
+func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, refused bool) {
 	op, err := r.a.store.Operation(ctx, c.Key)
 	if err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "journal", Error: err.Error()})
-		return journal.Pending
+		return journal.Pending, false
 	}
 	if op.State != journal.Pending {
-		return op.State // done, ambiguous, in flight, or failed: not ours to send
+		return op.State, false // done, ambiguous, in flight, or failed: not ours to send
 	}
 	release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
 	if err != nil {
-		return journal.Pending // another worker holds it
+		return journal.Pending, false // another worker holds it
 	}
 	defer release()
 
+	if c.Duration <= 0 {
+		// A plan made by an older version from a proxy cut short: sending
+		// it would pay for nothing.
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
+			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil), false
+	}
 	path, size, err := r.chunkFile(ctx, c)
 	if err != nil {
-		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil)
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil), false
 	}
 	cost := r.price(c.Duration)
 	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost); err != nil {
-		detail := err.Error()
-		if errors.Is(err, ledger.ErrInsufficientFunds) {
-			detail = "budget: " + detail
+		var short *ledger.InsufficientError
+		if errors.As(err, &short) {
+			r.refuse(ctx, c, cost, cost-max(short.Available, 0))
+			return journal.Pending, true
 		}
-		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: detail}, nil)
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil), false
 	}
 
 	// The boundary: from here on, a failure may have been paid for; the
@@ -439,10 +564,21 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) journal.State {
 	t, err := prov.Transcribe(sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
 	rep := provider.Report(r.opts.Worker, err)
 	if err != nil {
-		return r.record(ctx, c, rep, nil)
+		return r.record(ctx, c, rep, nil), false
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
-	return r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost})
+	return r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost}), false
+}
+
+// refuse records that the batch's budget refused the chunk c, which needs
+// cost and lacks missing: it stays unsent, for a run with more budget.
+func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Amount) {
+	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, r.opts.Worker, cost, missing); err != nil {
+		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
+		return
+	}
+	r.emit(Progress{SHA256: c.SHA256, Stage: StageAnswered, Chunk: c.Index + 1, Chunks: c.Count, Cost: cost, State: journal.Pending,
+		Detail: fmt.Sprintf("refused by budget: $%s missing", missing.Decimal(6))})
 }
 
 // record stores a chunk's outcome, with its transcript and money, and
@@ -462,13 +598,9 @@ func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *
 	return rep.To
 }
 
-// price is the cost of d, billed per started second.
-func (r *run) price(d time.Duration) ledger.Amount { return priceOf(d, r.opts.PricePerMinute) }
-
-// priceOf is the cost of d at perMinute, billed per started second.
-func priceOf(d time.Duration, perMinute ledger.Amount) ledger.Amount {
-	secs := int64((d + time.Second - 1) / time.Second)
-	return ledger.Amount((secs*int64(perMinute) + 59) / 60)
+// price is the cost of a request of d, as the provider bills it.
+func (r *run) price(d time.Duration) ledger.Amount {
+	return r.opts.Billing.Cost(d, r.opts.PricePerMinute)
 }
 
 // fail marks the batch's files of a content as failed before any payment.
@@ -479,10 +611,10 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 	r.problem(Problem{Path: sha, State: StateFailed, Phase: phase, Error: cause.Error()})
 }
 
-// runReport counts the batch's contents by how far they got.
-func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}}
-	progress, err := a.store.Progress(ctx, batch)
+// runReport counts the batch's contents by how far who got with them.
+func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
+	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
 	}
@@ -496,11 +628,14 @@ func (a *Archive) runReport(ctx context.Context, batch string) (RunReport, error
 			rep.Failed++
 		case store.Untranscribed:
 			rep.Untranscribed++
+		case store.RefusedByBudget:
+			rep.Refused++
 		default:
 			rep.Waiting++
 		}
 	}
-	return rep, nil
+	rep.Refusals, err = a.refusals(ctx, batch, progress)
+	return rep, err
 }
 
 // shortHash abbreviates s for a file name.

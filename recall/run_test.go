@@ -17,6 +17,7 @@ import (
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // world is an archive with a batch of recordings and a sandbox provider on
@@ -265,8 +266,13 @@ func TestBudgetIsNeverExceeded(t *testing.T) {
 	if m, _ := w.a.Money(context.Background(), "b"); m.Spent != spent || m.Held != 0 || m.Budget != 7000 {
 		t.Fatalf("the batch's money %+v disagrees with the sandbox's charges %d", m, spent)
 	}
-	if rep.Failed != 8-rep.Done {
-		t.Fatalf("the items over budget should fail safely: %+v", rep)
+	if rep.Failed != 0 || rep.Refused != 8-rep.Done || len(rep.Refusals) != rep.Refused {
+		t.Fatalf("the items over budget should be refused by it, not failed: %+v", rep)
+	}
+	for _, f := range rep.Refusals {
+		if f.Needed < 3000 || f.Missing <= 0 || f.Missing > f.Needed {
+			t.Errorf("refusal %+v: want what it needs and what the budget lacked", f)
+		}
 	}
 }
 
@@ -356,5 +362,95 @@ func TestAwkwardNamesGoThrough(t *testing.T) {
 	if len(outs) != 1 {
 		entries, _ := os.ReadDir(w.out)
 		t.Fatalf("transcript files: %v", entries)
+	}
+}
+
+// TestChunkCuesDoNotOverlap cuts a recording in three at instants that
+// fall inside MP3 frames: each chunk is planned in whole frames, lasts for
+// the provider exactly what the plan says, and the cues of one chunk end
+// where the next chunk's begin.
+func TestChunkCuesDoNotOverlap(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
+	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000})
+	if rep.Done != 1 || len(w.sandbox.Charges()) != 3 {
+		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
+	}
+	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "long.mp3"))
+	parts, err := w.a.Store().Parts(context.Background(), sum, store.Transcriber{})
+	if err != nil || len(parts) != 3 {
+		t.Fatalf("parts: %d, %v", len(parts), err)
+	}
+	billed := map[string]time.Duration{}
+	for _, c := range w.sandbox.Charges() {
+		billed[c.Tag] = c.Duration
+	}
+	const frame = 36 * time.Millisecond
+	var lastEnd time.Duration
+	for i, p := range parts {
+		if p.Start%frame != 0 || p.Duration%frame != 0 {
+			t.Errorf("chunk %d: %s from %s is not whole 36 ms frames", i, p.Duration, p.Start)
+		}
+		if i > 0 && p.Start != parts[i-1].Start+parts[i-1].Duration {
+			t.Errorf("chunk %d starts at %s, the previous one ends at %s", i, p.Start, parts[i-1].Start+parts[i-1].Duration)
+		}
+		if got := billed[p.Key]; got != p.Duration {
+			t.Errorf("chunk %d: planned %s, the provider measured %s", i, p.Duration, got)
+		}
+		for _, seg := range p.Segments {
+			start, end := p.Start+seg.Start, p.Start+seg.End
+			if start < lastEnd-time.Millisecond {
+				t.Errorf("chunk %d: a cue starts at %s, before the previous one ends (%s): %s of overlap", i, start, lastEnd, lastEnd-start)
+			}
+			lastEnd = end
+		}
+	}
+}
+
+// TestEmptyChunkIsRefusedBeforeTheBoundary runs a content whose stored
+// plan has a chunk of 0 s, as older versions planned from a proxy that a
+// concurrent run was still writing: that chunk fails safely with a reason
+// naming the file, nothing empty is uploaded, and the other chunk is sent.
+func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"short.mp3": 3 * time.Second})
+	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "short.mp3"))
+	_, err := w.a.Store().PlanChunks(context.Background(), []store.Chunk{
+		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 0, Count: 2, Duration: 2 * time.Second},
+		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 1, Count: 2, Start: 2 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := w.run(recall.RunOptions{})
+	if w.sandbox.Requests() != 1 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("%d requests, %d charges: want the one chunk with audio sent", w.sandbox.Requests(), len(w.sandbox.Charges()))
+	}
+	if rep.Failed != 1 || rep.Done != 0 {
+		t.Fatalf("run: %+v", rep)
+	}
+	ops, _ := w.a.Operations(context.Background(), "b")
+	var refused journal.Operation
+	for _, op := range ops {
+		if strings.Contains(op.Key, "/1/") {
+			refused = op
+		}
+	}
+	if refused.State != journal.FailedSafe || !strings.Contains(refused.LastError, "nothing to transcribe") {
+		t.Fatalf("the empty chunk: %s, %q", refused.State, refused.LastError)
+	}
+}
+
+// TestProblemsNameFiles changes a recording after it was added: the run
+// cannot make its proxy, and says so under the file's path, not its hash.
+func TestProblemsNameFiles(t *testing.T) {
+	w := newWorld(t, "", map[string]time.Duration{"changed.mp3": 2 * time.Second})
+	path := filepath.Join(w.dir, "changed.mp3")
+	os.WriteFile(path, []byte("not the recording that was added"), 0o644)
+	rep := w.run(recall.RunOptions{})
+	if len(rep.Problems) != 1 {
+		t.Fatalf("problems: %+v", rep.Problems)
+	}
+	p := rep.Problems[0]
+	if p.Path != path || !strings.Contains(p.Error, path) || p.State != recall.StateFailed {
+		t.Fatalf("problem %+v: want it under %s, naming it", p, path)
 	}
 }

@@ -12,11 +12,14 @@ import (
 // are start_seconds and end_seconds, from the start of the recording.
 type Hit struct {
 	// Paths are the files, in any batch, that hold the recording.
-	Paths   []string      `json:"paths"`
-	SHA256  string        `json:"sha256"`
-	Start   time.Duration `json:"-"`
-	End     time.Duration `json:"-"`
-	Snippet string        `json:"snippet"`
+	Paths  []string `json:"paths"`
+	SHA256 string   `json:"sha256"`
+	// Provider and Model made the transcript.
+	Provider string        `json:"provider"`
+	Model    string        `json:"model"`
+	Start    time.Duration `json:"-"`
+	End      time.Duration `json:"-"`
+	Snippet  string        `json:"snippet"`
 }
 
 // MarshalJSON writes h with its times in seconds.
@@ -30,8 +33,9 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 }
 
 // Search finds query in every transcript: all its words, in any order.
-// Matches are marked [like this] in the snippets.
-func (a *Archive) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+// Matches are marked [like this] in the snippets. The sandbox's
+// placeholder transcripts are searched only with sandbox.
+func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
 	words := strings.Fields(query)
 	if len(words) == 0 {
 		return nil, errors.New("recall: search for at least one word")
@@ -39,13 +43,13 @@ func (a *Archive) Search(ctx context.Context, query string, limit int) ([]Hit, e
 	if limit <= 0 {
 		limit = 50
 	}
-	found, err := a.store.Search(ctx, words, limit)
+	found, err := a.store.Search(ctx, words, limit, sandbox)
 	if err != nil {
 		return nil, err
 	}
 	hits := make([]Hit, 0, len(found))
 	for _, h := range found {
-		hits = append(hits, Hit{SHA256: h.SHA256, Start: h.Start, End: h.End, Snippet: h.Snippet})
+		hits = append(hits, Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet})
 	}
 	for i := range hits {
 		if hits[i].Paths, err = a.store.Paths(ctx, "", hits[i].SHA256); err != nil {

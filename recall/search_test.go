@@ -2,7 +2,9 @@ package recall_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +12,14 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 )
 
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"talk.mp3": 25 * time.Second})
 	w.run(recall.RunOptions{MaxChunkBytes: 60_000}) // two chunks: offsets must carry
-	hits, err := w.a.Search(context.Background(), "segment 2", 10)
+	hits, err := w.a.Search(context.Background(), "segment 2", 10, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +44,11 @@ func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 		t.Errorf("segment starts %v: want 10 s and one past 20 s (the second chunk's offset)", starts)
 	}
 	for _, q := range []string{`"unbalanced`, `) OR (`, `NEAR*`} {
-		if _, err := w.a.Search(context.Background(), q, 5); err != nil {
+		if _, err := w.a.Search(context.Background(), q, 5, true); err != nil {
 			t.Errorf("search %q: %v", q, err)
 		}
 	}
-	if _, err := w.a.Search(context.Background(), "   ", 5); err == nil {
+	if _, err := w.a.Search(context.Background(), "   ", 5, true); err == nil {
 		t.Error("an empty search succeeded")
 	}
 }
@@ -82,7 +86,7 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 		t.Fatalf("money %+v, the sandbox charged %d", m, charged)
 	}
 	// The applied one's transcript came from the look-up: it is searchable.
-	if hits, _ := w.a.Search(context.Background(), "sandbox", 10); len(hits) < 2 {
+	if hits, _ := w.a.Search(context.Background(), "sandbox", 10, true); len(hits) < 2 {
 		t.Fatalf("%d hits, want the segments of both recordings", len(hits))
 	}
 }
@@ -105,10 +109,59 @@ func TestRunOnPostgres(t *testing.T) {
 	if rep.Done != 1 || rep.Ambiguous != 1 {
 		t.Fatalf("run on PostgreSQL: %+v", rep)
 	}
-	if hits, err := a.Search(context.Background(), "segment", 10); err != nil || len(hits) == 0 {
+	if hits, err := a.Search(context.Background(), "segment", 10, true); err != nil || len(hits) == 0 {
 		t.Fatalf("search on PostgreSQL: %d hits, %v", len(hits), err)
 	}
 	if m, _ := a.Money(context.Background(), "b"); m.HeldAmbiguous == 0 || m.Spent == 0 {
 		t.Fatalf("money on PostgreSQL: %+v", m)
+	}
+}
+
+// TestDatabaseConflictLeavesTheRecordingWaiting has PostgreSQL refuse
+// every plan of a recording's chunks with a unique violation, as a
+// conflict with another run does: the run says so plainly under the
+// file's path, sends nothing, and leaves the recording waiting, not
+// failed; once the database accepts the plan, the next run transcribes it.
+func TestDatabaseConflictLeavesTheRecordingWaiting(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.Postgres(t)
+	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	a, err := recall.Open(ctx, dsn, recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	w.a = a
+	if _, err := a.Add(ctx, "b", []string{w.dir}, recall.AddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			RAISE unique_violation USING MESSAGE = 'duplicate key value violates unique constraint "recall_chunks_op_key_key"';
+		END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON recall_chunks FOR EACH ROW EXECUTE FUNCTION refuse();`); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.run(recall.RunOptions{})
+	path := filepath.Join(w.dir, "a.mp3")
+	if len(rep.Problems) != 1 || rep.Problems[0].Path != path || rep.Problems[0].Phase != "database" ||
+		!strings.Contains(rep.Problems[0].Error, "run the command again") || strings.Contains(rep.Problems[0].Error, "SQLSTATE") {
+		t.Fatalf("problems: %+v", rep.Problems)
+	}
+	if rep.Waiting != 1 || rep.Failed != 0 || w.sandbox.Requests() != 0 {
+		t.Fatalf("run: %+v, %d requests", rep, w.sandbox.Requests())
+	}
+	if st, _ := a.Status(ctx, "b"); st.Items[recall.StateFailed] != 0 {
+		t.Fatalf("the file was marked failed: %+v", st.Items)
+	}
+	db.ExecContext(ctx, `DROP TRIGGER refuse ON recall_chunks`)
+	if rep := w.run(recall.RunOptions{}); rep.Done != 1 || len(w.sandbox.Charges()) != 1 {
+		t.Fatalf("the run after: %+v", rep)
 	}
 }

@@ -37,7 +37,7 @@ type Status struct {
 	Duration time.Duration `json:"-"`
 	Bytes    int64         `json:"bytes"`
 	// Transcription counts the distinct contents by how far they got:
-	// done, ambiguous, failed, sending, waiting.
+	// done, ambiguous, failed, refused_by_budget, sending, waiting.
 	Transcription map[string]int `json:"transcription"`
 	// Money is where the batch's budget stands.
 	Money Money `json:"money"`
@@ -83,7 +83,7 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.Waiting): 0}
+	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0}
 	for _, p := range progress {
 		st.Transcription[string(p)]++
 	}

@@ -3,6 +3,7 @@ package toolgate
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"mime"
@@ -27,19 +28,22 @@ const (
 	textBody                      // a string, as it is
 )
 
-// kindOf says how t's body is built, from its media type and its schema.
+// kindOf says how t's body is built, from its media type and, where that
+// is not enough, its schema, which it returns then (nil otherwise).
 func (c *Catalog) kindOf(t *Tool) (bodyKind, any, error) {
 	b := t.op.Body
+	m := mediaType(b.ContentType)
+	switch {
+	case strings.Contains(m, "json"):
+		return jsonBody, nil, nil
+	case m == "application/x-www-form-urlencoded":
+		return formBody, nil, nil
+	}
 	schema, err := c.Doc.Schema(b.Schema, t.op.Where)
 	if err != nil {
 		return 0, nil, err
 	}
-	m := mediaType(b.ContentType)
 	switch {
-	case strings.Contains(m, "json"):
-		return jsonBody, schema, nil
-	case m == "application/x-www-form-urlencoded":
-		return formBody, schema, nil
 	case m == "multipart/form-data":
 		return multipartBody, schema, nil
 	case isBinary(schema) || m == "application/octet-stream" || m == "application/pdf" || m == "application/zip" ||
@@ -115,11 +119,15 @@ func fileSchema(description string, named bool) map[string]any {
 	return s
 }
 
-// bodySchema is the schema of t's body argument: the document's, with
-// binary parts of a multipart body, or a binary body, as file arguments,
-// and a text body as a string.
-func (c *Catalog) bodySchema(t *Tool) (any, error) {
-	kind, schema, err := c.kindOf(t)
+// bodySchema is the schema of t's body argument: the document's, as
+// inline gives it, with binary parts of a multipart body, or a binary
+// body, as file arguments, and a text body as a string.
+func (c *Catalog) bodySchema(t *Tool, inline func(json.RawMessage) (any, error)) (any, error) {
+	kind, full, err := c.kindOf(t)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := inline(t.op.Body.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -134,16 +142,17 @@ func (c *Catalog) bodySchema(t *Tool) (any, error) {
 		}
 		return map[string]any{"type": "string", "description": strings.TrimSpace(desc + " The request body, as " + mediaType(t.op.Body.ContentType) + " text.")}, nil
 	case multipartBody:
-		files := fileFields(schema)
-		if len(files) == 0 {
-			break
+		files := fileFields(full)
+		props, _ := m["properties"].(map[string]any)
+		if len(files) == 0 || props == nil {
+			break // no files, or a brief schema that leaves the parts out
 		}
 		// Schemas are shared with the rest of the document: copy what
 		// changes.
 		m = maps.Clone(m)
-		props := maps.Clone(m["properties"].(map[string]any))
+		props = maps.Clone(props)
 		for name, list := range files {
-			p := props[name].(map[string]any)
+			p, _ := props[name].(map[string]any)
 			pd, _ := p["description"].(string)
 			if list {
 				props[name] = map[string]any{"type": "array", "description": strings.TrimSpace(pd + " A list of files."), "items": fileSchema("", true)}

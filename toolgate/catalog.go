@@ -8,9 +8,11 @@ package toolgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -87,6 +89,10 @@ type Catalog struct {
 	Doc    *spec.Document
 	Tools  []*Tool
 	byName map[string]*Tool
+	// byAlias finds a tool by the other names a configuration may give
+	// it: its operationId, and its name as it was before names were cut
+	// to 64 characters.
+	byAlias map[string]*Tool
 }
 
 // Lookup returns the tool with name, exposed or hidden, or nil.
@@ -116,13 +122,31 @@ func (c *Catalog) Exposed() []*Tool {
 // name no tool or tag are errors: a misspelt name must not leave a tool
 // exposed, or hidden, unnoticed.
 func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
-	c := &Catalog{Doc: doc, byName: map[string]*Tool{}}
-	for i, name := range toolNames(doc.Operations) {
+	c := &Catalog{Doc: doc, byName: map[string]*Tool{}, byAlias: map[string]*Tool{}}
+	long := toolNames(doc.Operations, maxLongName)
+	for i, name := range toolNames(doc.Operations, MaxNameLength) {
 		op := doc.Operations[i]
 		t := &Tool{Name: name, op: op, Method: op.Method, Path: op.Path, Tags: op.Tags,
 			Title: title(op), Description: description(op)}
 		c.Tools = append(c.Tools, t)
 		c.byName[name] = t
+	}
+	// An alias that is another tool's name, or that two tools share,
+	// names neither.
+	shared := map[string]bool{}
+	for i, t := range c.Tools {
+		for _, alias := range []string{long[i], t.op.ID} {
+			if alias == "" || c.byName[alias] != nil {
+				continue
+			}
+			if other := c.byAlias[alias]; other != nil && other != t {
+				shared[alias] = true
+			}
+			c.byAlias[alias] = t
+		}
+	}
+	for alias := range shared {
+		delete(c.byAlias, alias)
 	}
 	sort.Slice(c.Tools, func(i, j int) bool { return c.Tools[i].Name < c.Tools[j].Name })
 
@@ -132,10 +156,19 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 			tags[tag] = true
 		}
 	}
-	for name := range cfg.Tools {
-		if c.byName[name] == nil {
+	rules := map[*Tool]string{} // each configured tool's key in cfg.Tools
+	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
+		t := c.byName[name]
+		if t == nil {
+			t = c.byAlias[name]
+		}
+		if t == nil {
 			return nil, fmt.Errorf("toolgate: the configuration names tool %q, which the document does not have (run inspect for the names)", name)
 		}
+		if other, ok := rules[t]; ok {
+			return nil, fmt.Errorf("toolgate: the configuration names tool %s twice, as %q and as %q; keep one", t.Name, other, name)
+		}
+		rules[t] = name
 	}
 	for tag := range cfg.Tags {
 		if !tags[tag] {
@@ -143,17 +176,17 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 		}
 	}
 	for _, t := range c.Tools {
-		decide(t, doc, cfg)
+		decide(t, doc, cfg, rules[t])
 	}
 	return c, nil
 }
 
 // decide applies the risk engine, the configuration and the exposure
-// policy to t.
-func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
+// policy to t, whose own rule is cfg.Tools[key], if key is not empty.
+func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 	t.Risk = risk.Assess(t.op, doc)
 	t.Deadline, t.ConfirmTimeout = cfg.Deadline, cfg.ConfirmTimeout
-	tool, hasTool := cfg.Tools[t.Name]
+	tool, hasTool := cfg.Tools[key]
 	var tagRules []config.Rule
 	var tagNames []string
 	for _, tag := range t.Tags {
@@ -206,7 +239,7 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config) {
 	if hasTool {
 		toolExpose = tool.Expose
 	}
-	d := expose(t, cfg, toolExpose, tagNames, tagRules)
+	d := expose(t, cfg, key, toolExpose, tagNames, tagRules)
 	t.Exposed, t.Confirm, t.Exposure, t.ExposureRule = d.shown, d.shown && d.confirm, d.why, d.rule
 
 	m, readOnly := t.Method, t.Risk.Class == risk.Read
@@ -232,11 +265,12 @@ type exposure struct {
 // which rule: the tool's own rule; else its tags' rules, where the
 // narrowest wins (a tag rule never widens what another of the tool's tags
 // hides, nor drops a confirmation another asks for); else the default,
-// which never shows a destructive or privileged tool.
-func expose(t *Tool, cfg *config.Config, tool *config.Exposure, tags []string, rules []config.Rule) exposure {
+// which never shows a destructive or privileged tool. key is the name
+// the tool's own rule has in the configuration.
+func expose(t *Tool, cfg *config.Config, key string, tool *config.Exposure, tags []string, rules []config.Rule) exposure {
 	c := t.Risk.Class
 	if tool != nil {
-		rule := "tools." + t.Name + ".expose"
+		rule := "tools." + key + ".expose"
 		switch {
 		case tool.Confirm.Has(c):
 			return exposure{true, true, fmt.Sprintf("enabled by %s: %s: a person accepts each call", rule, tool.As), rule}
@@ -296,10 +330,21 @@ var (
 	underscores = regexp.MustCompile(`__+`)
 )
 
+// MaxNameLength is the longest tool name: some clients refuse longer
+// ones. maxLongName is MCP's limit, which names were once cut to; a
+// configuration may still use those names.
+const (
+	MaxNameLength = 64
+	maxLongName   = 128
+)
+
 // toolNames returns a name for each operation: its operationId (or method
 // and path) with every character MCP does not allow replaced by "_", cut
-// to 128 characters, and made unique in a stable order.
-func toolNames(ops []*spec.Operation) []string {
+// to limit characters, and made unique in a stable order. A name cut
+// short ends with "_" and 8 hexadecimal digits of a hash of what it
+// stands for, so that it says the same on every load, whatever other
+// operations the document has.
+func toolNames(ops []*spec.Operation, limit int) []string {
 	names := make([]string, len(ops))
 	for i, op := range ops {
 		base := op.ID
@@ -310,9 +355,9 @@ func toolNames(ops []*spec.Operation) []string {
 		if n == "" {
 			n = strings.ToLower(op.Method)
 		}
-		if len(n) > 128 {
+		if len(n) > limit {
 			sum := sha256.Sum256([]byte(base))
-			n = n[:119] + "_" + hex.EncodeToString(sum[:4])
+			n = n[:limit-9] + "_" + hex.EncodeToString(sum[:4])
 		}
 		names[i] = n
 	}
@@ -331,7 +376,7 @@ func toolNames(ops []*spec.Operation) []string {
 		n := names[i]
 		for k := 2; used[n]; k++ {
 			suffix := fmt.Sprintf("_%d", k)
-			n = names[i][:min(len(names[i]), 128-len(suffix))] + suffix
+			n = names[i][:min(len(names[i]), limit-len(suffix))] + suffix
 		}
 		used[n] = true
 		names[i] = n
@@ -346,16 +391,24 @@ func title(op *spec.Operation) string {
 	return op.Method + " " + op.Path
 }
 
+// maxDescription bounds a tool's description, in bytes.
+const maxDescription = 400
+
 // description is what the agent reads about the tool: the document's
-// words, cut to a length that keeps tools/list affordable.
+// words, shortened to what keeps tools/list affordable (spec.Brief), or
+// its summary if it has none.
 func description(op *spec.Operation) string {
-	d := strings.TrimSpace(op.Description)
-	if d == "" {
-		d = op.Summary
-	}
-	d = truncate(d, 1000)
+	const deprecated = "Deprecated. "
+	n := maxDescription
 	if op.Deprecated {
-		d = "Deprecated. " + d
+		n -= len(deprecated)
+	}
+	d := spec.Brief(op.Description, n)
+	if d == "" {
+		d = spec.Brief(op.Summary, n)
+	}
+	if op.Deprecated {
+		d = deprecated + d
 	}
 	return d
 }
@@ -363,26 +416,93 @@ func description(op *spec.Operation) string {
 // InputSchema returns the JSON Schema of the tool's arguments: its path,
 // query, header and cookie parameters (see arguments for their names), and
 // the request body as "body". A file in a multipart body, or a binary
-// body, is an object with the file's name and its content in base64.
+// body, is an object with the file's name and its content in base64. It is
+// the schema a call's arguments are checked against.
 func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
+	s, _, err := c.inputSchema(t, false, 0)
+	return s, err
+}
+
+// MaxListedSchema bounds the input schema tools/list gives for a tool, in
+// bytes; maxBriefDepth is the deepest a brief schema goes.
+const (
+	MaxListedSchema = 12 << 10
+	maxBriefDepth   = 24
+	// maxListedNodes is more subschemas than fit in MaxListedSchema: a
+	// subschema and its name take 12 bytes at the least. A brief schema
+	// gives up there rather than be built whole to be found too large.
+	maxListedNodes = MaxListedSchema / 12
+)
+
+// ListedInputSchema returns the input schema as tools/list gives it: as
+// deep as fits in MaxListedSchema bytes, with descriptions shortened.
+// Each part left out is open (any value of its type), and says which of
+// the document's schemas gives its shape; calls are still checked
+// against the whole schema (InputSchema). The arguments themselves are
+// always listed, each at least with its type.
+func (c *Catalog) ListedInputSchema(t *Tool) (json.RawMessage, error) {
+	fits := func(depth int) (s json.RawMessage, cut, ok bool, err error) {
+		s, cut, err = c.inputSchema(t, true, depth)
+		if errors.Is(err, spec.ErrTooLarge) {
+			return nil, true, false, nil
+		}
+		return s, cut, err == nil && len(s) <= MaxListedSchema, err
+	}
+	// Most schemas fit whole: one pass.
+	s, _, ok, err := fits(maxBriefDepth)
+	if ok || err != nil {
+		return s, err
+	}
+	// Otherwise the deepest cut that fits, found by halving: a schema
+	// grows with its depth. The arguments' types (depth -1) are listed
+	// even when they do not fit.
+	fit, _, err := c.inputSchema(t, true, -1)
+	for lo, hi := -1, maxBriefDepth; hi-lo > 1 && err == nil; {
+		depth := (lo + hi) / 2
+		var cut bool
+		if s, cut, ok, err = fits(depth); !ok {
+			hi = depth
+			continue
+		}
+		fit, lo = s, depth
+		if !cut {
+			break
+		}
+	}
+	return fit, err
+}
+
+// inputSchema returns the tool's input schema, brief or whole, and
+// whether the brief one was cut. depth counts from the arguments' own
+// schemas: 0 is their own keywords, -1 only their types.
+func (c *Catalog) inputSchema(t *Tool, brief bool, depth int) (json.RawMessage, bool, error) {
 	props := map[string]any{}
 	var required []string
+	cut := false
+	schema := func(raw json.RawMessage) (any, error) {
+		if !brief {
+			return c.Doc.Schema(raw, t.op.Where)
+		}
+		s, cuts, err := c.Doc.SchemaBrief(raw, t.op.Where, depth, maxListedNodes)
+		cut = cut || cuts
+		return s, err
+	}
 	args, body := arguments(t.op)
 	for _, a := range args {
 		p := a.param
-		s, err := c.Doc.Schema(p.Schema, t.op.Where)
+		s, err := schema(p.Schema)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		props[a.name] = withDescription(s, p.Description, a.name, p)
+		props[a.name] = withDescription(s, p.Description, a.name, p, brief)
 		if p.Required {
 			required = append(required, a.name)
 		}
 	}
 	if b := t.op.Body; b != nil {
-		s, err := c.bodySchema(t)
+		s, err := c.bodySchema(t, schema)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		props[body] = s
 		if b.Required {
@@ -390,11 +510,12 @@ func (c *Catalog) InputSchema(t *Tool) (json.RawMessage, error) {
 		}
 	}
 	sort.Strings(required)
-	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
-		schema["required"] = required
+		s["required"] = required
 	}
-	return json.Marshal(schema)
+	out, err := json.Marshal(s)
+	return out, cut, err
 }
 
 // Output schemas are given whole or not at all: past these sizes, one
@@ -433,10 +554,11 @@ func BodyArgument(t *Tool) string {
 	return body
 }
 
-// withDescription adds a parameter's description, and where it goes when
-// that is not plain from the argument's name, to its schema, which it
-// copies rather than change: schemas share parts.
-func withDescription(schema any, desc, arg string, p *spec.Parameter) any {
+// withDescription adds a parameter's description (brief, for a list of
+// tools), and where it goes when that is not plain from the argument's
+// name, to its schema, which it copies rather than change: schemas share
+// parts.
+func withDescription(schema any, desc, arg string, p *spec.Parameter, brief bool) any {
 	m, ok := schema.(map[string]any)
 	if !ok {
 		m = map[string]any{}
@@ -455,13 +577,20 @@ func withDescription(schema any, desc, arg string, p *spec.Parameter) any {
 	}
 	m = maps.Clone(m)
 	if _, ok := m["description"]; !ok && desc != "" {
-		m["description"] = truncate(desc, 300)
+		if brief {
+			m["description"] = spec.Brief(desc, maxParameterText)
+		} else {
+			m["description"] = truncate(desc, 300)
+		}
 	}
 	if where != "" {
 		m["description"] = strings.TrimSpace(fmt.Sprintf("%v %s", valueOr(m["description"], ""), where))
 	}
 	return m
 }
+
+// maxParameterText bounds a parameter's description in a listed schema.
+const maxParameterText = 200
 
 // truncate cuts s to at most n bytes, on a character boundary, and marks
 // the cut.

@@ -302,6 +302,7 @@ func TestGitHubDescription(t *testing.T) {
 	for i := len(exposed) - 1; i >= 0; i-- {
 		cat2.OutputSchema(exposed[i])
 		cat2.InputSchema(exposed[i])
+		cat2.ListedInputSchema(exposed[i])
 	}
 	if second, err := cat2.ListJSON(); err != nil || !bytes.Equal(first, second) {
 		t.Fatalf("tools/list differs between two loads (%d and %d bytes, %v)", len(first), len(second), err)

@@ -32,9 +32,11 @@ const corpusExtraEnv = "TOOLGATE_CORPUS_EXTRA"
 // TestCorpusSchemasCompile loads every document of the corpus, GitHub's
 // and those $TOOLGATE_CORPUS_EXTRA lists, and checks that each loads or is refused with an error that
 // names it and says what is wrong; that every tool has a valid, unique
-// name; and that every tool's input and output schema, exposed or not,
-// compiles with Go's jsonschema and, in one node process per document,
-// with ajv as MCP clients set it up.
+// name of at most 64 characters, the same on another load, and a brief
+// description; and that every tool's input schema (whole and as listed,
+// within its bound) and output schema, exposed or not, compiles with Go's
+// jsonschema and, in one node process per document, with ajv as MCP
+// clients set it up.
 func TestCorpusSchemasCompile(t *testing.T) {
 	docs := testspecs.CorpusDocuments(t)
 	if p := os.Getenv(testspecs.GitHubEnv); p != "" {
@@ -70,6 +72,7 @@ func TestCorpusSchemasCompile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			sameNames(t, cat, path)
 			schemas := toolSchemas(t, cat)
 			// Node compiles while Go's jsonschema does.
 			ajv := func() []testspecs.AjvFailure { testspecs.NodeModules(t); return nil }
@@ -95,11 +98,33 @@ func toolSchemas(t *testing.T, cat *toolgate.Catalog) map[string]json.RawMessage
 			t.Errorf("tool name %q: invalid or not unique", tool.Name)
 		}
 		seen[tool.Name] = true
+		if len(tool.Name) > toolgate.MaxNameLength {
+			t.Errorf("tool name %q: longer than %d characters", tool.Name, toolgate.MaxNameLength)
+		}
+		if d := tool.Description; len(d) > 400 || strings.Contains(d, "\n|") || strings.HasPrefix(d, "|") {
+			t.Errorf("%s: a description of %d bytes, or with a table: %q", tool.Name, len(d), d)
+		}
 		in, err := cat.InputSchema(tool)
 		if err != nil {
 			t.Errorf("%s: input schema: %v", tool.Name, err)
 			continue
 		}
+		listed, err := cat.ListedInputSchema(tool)
+		if err != nil {
+			t.Errorf("%s: listed input schema: %v", tool.Name, err)
+			continue
+		}
+		if len(listed) > toolgate.MaxListedSchema {
+			t.Errorf("%s: a listed input schema of %d bytes, more than %d", tool.Name, len(listed), toolgate.MaxListedSchema)
+		}
+		if len(listed) < len(in) && !strings.Contains(string(listed), spec.BriefCutNote) && !strings.Contains(string(in), "(recursive: ") {
+			// Shorter only by its descriptions, then: nothing is cut
+			// without a note.
+			if strings.Count(string(listed), `"type"`) != strings.Count(string(in), `"type"`) {
+				t.Errorf("%s: the listed input schema is cut without a note: %s", tool.Name, listed)
+			}
+		}
+		schemas[tool.Name+" input-listed"] = listed
 		out, err := cat.OutputSchema(tool)
 		if err != nil {
 			t.Errorf("%s: output schema: %v", tool.Name, err)
@@ -112,6 +137,24 @@ func toolSchemas(t *testing.T, cat *toolgate.Catalog) map[string]json.RawMessage
 		}
 	}
 	return schemas
+}
+
+// sameNames checks that another load of the document at path names its
+// tools as cat does.
+func sameNames(t *testing.T, cat *toolgate.Catalog, path string) {
+	doc, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := toolgate.Build(doc, config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tool := range cat.Tools {
+		if other := again.Tools[i]; tool.Name != other.Name || tool.Operation().Where != other.Operation().Where {
+			t.Errorf("%s (%s) is %s (%s) on another load", tool.Name, tool.Operation().Where, other.Name, other.Operation().Where)
+		}
+	}
 }
 
 // resolveAll checks that Go's jsonschema reads and resolves every schema.

@@ -38,10 +38,13 @@ type Summary struct {
 	ByClass map[string]int `json:"by_class"`
 	// ExposedByClass counts the exposed tools per class.
 	ExposedByClass map[string]int `json:"exposed_by_class"`
-	// ListBytes is the size of the tools/list answer, and ListTokens an
-	// estimate of it in tokens (a token per 4 bytes).
-	ListBytes  int `json:"tools_list_bytes"`
-	ListTokens int `json:"tools_list_tokens"`
+	// ListBytes is the size of the tools/list answers, all pages, and
+	// ListTokens an estimate of it in tokens (a token per 4 bytes);
+	// ListPages counts the pages, and LargestPage is the largest's size.
+	ListBytes   int `json:"tools_list_bytes"`
+	ListTokens  int `json:"tools_list_tokens"`
+	ListPages   int `json:"tools_list_pages"`
+	LargestPage int `json:"tools_list_largest_page_bytes"`
 	// Review names the tools flagged for review.
 	Review   []string `json:"review"`
 	Warnings []string `json:"warnings"`
@@ -84,11 +87,15 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 			s.Confirm++
 		}
 	}
-	list, err := c.ListJSON()
+	pages, err := c.ListPages()
 	if err != nil {
 		return nil, s, err
 	}
-	s.ListBytes, s.ListTokens = len(list), len(list)/4
+	for _, p := range pages {
+		s.ListBytes += len(p)
+		s.LargestPage = max(s.LargestPage, len(p))
+	}
+	s.ListPages, s.ListTokens = len(pages), s.ListBytes/4
 	switch {
 	case s.Exposed > 128:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface: defaults: {expose: none} and a tag rule per tag to serve (tags: {TAG: {expose: true}})", s.Exposed))

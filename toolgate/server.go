@@ -20,7 +20,8 @@ import (
 const Version = "0.1.0"
 
 // MCPTools returns the exposed tools as tools/list describes them, with
-// every annotation set explicitly from the risk class.
+// every annotation set explicitly from the risk class, and each input
+// schema as ListedInputSchema bounds it.
 //
 // No tool declares an output schema. A client validates structured
 // content against a declared schema and fails the call when it does not
@@ -32,7 +33,7 @@ func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 	exposed := c.Exposed()
 	tools := make([]*mcp.Tool, 0, len(exposed))
 	for _, t := range exposed {
-		in, err := c.InputSchema(t)
+		in, err := c.ListedInputSchema(t)
 		if err != nil {
 			return nil, err
 		}
@@ -70,6 +71,10 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	pages, err := newToolPages(tools)
+	if err != nil {
+		return nil, err
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	e := newElicitation()
@@ -86,8 +91,8 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list":
-				// One page: the list is built once and never changes.
-				return listResult(req, tools), nil
+				// The list is built once and never changes.
+				return listResult(req, pages)
 			case "tools/call":
 				r, ok := req.(*mcp.CallToolRequest)
 				if !ok || r.Params == nil {
@@ -128,24 +133,36 @@ const cachingVersion = "2026-07-28"
 // type always carries the cache fields, which those versions do not have.
 type toolList struct {
 	mcp.ResultBase
-	Tools []*mcp.Tool `json:"tools"`
+	Tools      []*mcp.Tool `json:"tools"`
+	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
-// listResult answers tools/list in the form of the request's protocol
-// version. From cachingVersion on, the cache fields are set: the list is
-// the same whoever asks (public), and a client should not keep it once
-// used (a TTL of 0), since toolgate may be restarted with another
-// configuration and says nothing when it is.
-func listResult(req mcp.Request, tools []*mcp.Tool) mcp.Result {
-	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+// listResult answers tools/list with the page the request's cursor asks
+// for, in the form of the request's protocol version. From cachingVersion
+// on, the cache fields are set: the list is the same whoever asks
+// (public), and a client should not keep it once used (a TTL of 0), since
+// toolgate may be restarted with another configuration and says nothing
+// when it is.
+func listResult(req mcp.Request, pages *toolPages) (mcp.Result, error) {
+	p, _ := req.GetParams().(*mcp.ListToolsParams)
+	var cursor string
+	if p != nil {
+		cursor = p.Cursor
+	}
+	tools, next, err := pages.page(cursor)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	if p != nil {
 		if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v >= cachingVersion {
-			return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "public"}}
+			return &mcp.ListToolsResult{Tools: tools, NextCursor: next, Cacheable: mcp.Cacheable{TTLMs: 0, CacheScope: "public"}}, nil
 		}
 	}
-	return &toolList{Tools: tools}
+	return &toolList{Tools: tools, NextCursor: next}, nil
 }
 
-// ListJSON renders the exposed tools as tools/list answers them.
+// ListJSON renders the exposed tools as tools/list would answer them in
+// one page.
 func (c *Catalog) ListJSON() ([]byte, error) {
 	tools, err := c.MCPTools()
 	if err != nil {

@@ -21,7 +21,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
+	code := cli.Main(ctx, os.Args[1:], cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	stop()
 	os.Exit(code)
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
 // The real MCP clients of these tests come from the npm registry, and
@@ -29,7 +31,7 @@ type nodeEnv struct {
 // nodeFor returns a Node of at least version minimum ("22.19") and the
 // node_modules that hold pkgs, or skips (fails under TOOLGATE_E2E=require)
 // when they are not installed.
-func nodeFor(t *testing.T, minimum string, pkgs ...string) nodeEnv {
+func nodeFor(t testing.TB, minimum string, pkgs ...string) nodeEnv {
 	t.Helper()
 	modules := os.Getenv("TOOLGATE_NODE_MODULES")
 	if modules == "" {
@@ -160,5 +162,62 @@ func TestInspectorListsTools(t *testing.T) {
 		if got := strings.Join(names, " "); got != "createOrder getCategory getOrder listOrders" {
 			t.Errorf("over %s the inspector lists %q", transport, got)
 		}
+	}
+}
+
+// The MCP Inspector's command line lists every tool of Kubernetes'
+// document, page by page, and calls them: a read reaches the upstream; a
+// pod whose container has a name that is not a string is refused, by the
+// whole schema, deeper than the listed one goes, and nothing is sent.
+func TestInspectorOnKubernetes(t *testing.T) {
+	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
+	doc := testspecs.Corpus(t, "k8s-swagger.json")
+	up := newRecorder(t)
+	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	env := []string{"HOME=" + t.TempDir()}
+	db := filepath.Join(t.TempDir(), "j.db")
+	// The inspector exits with 5 when a tool's result is an error, which
+	// is every call here: the upstream answers 404.
+	inspect := func(args ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, n.node, append([]string{inspector, "--cli"}, append(args, "--", binary, "serve", doc, "--stdio", "--upstream", up.url, "--db", db)...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil && (cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 5) {
+			t.Fatalf("the inspector %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	var list struct{ Tools []struct{ Name string } }
+	if out := inspect("--method", "tools/list"); json.Unmarshal(out, &list) != nil {
+		t.Fatalf("the inspector printed %.300q", out)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+	}
+	if want := exposedTools(t, doc); len(list.Tools) != want || len(names) != want || !names["createCoreV1NamespacedPod"] {
+		t.Errorf("the inspector lists %d tools (%d names); want each of the %d exposed once", len(list.Tools), len(names), want)
+	}
+	var res struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	out := inspect("--method", "tools/call", "--tool-name", "listCoreV1Namespace")
+	if err := json.Unmarshal(out, &res); err != nil || !strings.Contains(res.Content[0].Text, "404") {
+		t.Errorf("listCoreV1Namespace: %s (%v)", out, err)
+	}
+	if got := up.got(); len(got) != 1 || got[0] != "GET /api/v1/namespaces" {
+		t.Errorf("the upstream got %v", got)
+	}
+	out = inspect("--method", "tools/call", "--tool-name", "createCoreV1NamespacedPod", "--tool-arg", "namespace=default",
+		`body={"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":5,"image":"nginx"}]}}`)
+	if err := json.Unmarshal(out, &res); err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "body.spec.containers[0].name is 5; it must be a string") {
+		t.Errorf("createCoreV1NamespacedPod with a container named 5: %s (%v)", out, err)
+	}
+	if got := up.got(); len(got) != 1 {
+		t.Errorf("the upstream got %v; the invalid pod must not be sent", got)
 	}
 }

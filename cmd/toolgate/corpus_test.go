@@ -51,9 +51,10 @@ func (r *recorder) got() []string {
 // corpusReport is what testdata/corpus.mjs prints.
 type corpusReport struct {
 	Connected bool
-	Listed    int
-	ListError string
-	Calls     []struct {
+	// Listed counts the tools of all pages, Unique their names.
+	Listed, Unique, Pages, LargestPage int
+	ListError                          string
+	Calls                              []struct {
 		Name           string
 		NeedsArguments bool
 		IsError        bool
@@ -69,12 +70,6 @@ var refusedByDesign = map[string]string{
 	"oai-examples_v2.0_yaml_petstore-separate_spec_swagger.yaml": "leaves the document",
 	"oai-examples_v3.1_webhook-example.json":                     "has no paths",
 	"oai-examples_v3.1_webhook-example.yaml":                     "has no paths",
-}
-
-// knownFailures are the documents a client cannot use yet, and why.
-var knownFailures = map[string]string{
-	"k8s-swagger.json": "Kubernetes' tools/list is 18 MB, more than the TypeScript SDK reads in one message (10 MB); " +
-		"serving it needs pagination or a search mode, which is another change's work",
 }
 
 // The TypeScript SDK's client lists the tools of every document of the
@@ -102,9 +97,6 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			name = "github"
 		}
 		t.Run(name, func(t *testing.T) {
-			if why := knownFailures[name]; why != "" {
-				t.Skip("known failure: " + why)
-			}
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "j.db")
 			if says := refusedByDesign[name]; says != "" {
@@ -124,6 +116,10 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			if !r.Connected || r.ListError != "" || r.Listed == 0 {
 				t.Fatalf("connected %v, listed %d tools, error %q", r.Connected, r.Listed, r.ListError)
 			}
+			if want := exposedTools(t, doc); r.Listed != want || r.Unique != want || r.LargestPage > 512<<10 {
+				t.Errorf("listed %d tools (%d names) in %d pages, the largest %d bytes; want each of the %d exposed once, in pages under 512 KiB",
+					r.Listed, r.Unique, r.Pages, r.LargestPage, want)
+			}
 			valid := 0
 			for _, c := range r.Calls {
 				switch {
@@ -141,9 +137,24 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			if got := up.got(); len(got) != valid {
 				t.Errorf("the upstream got %d requests, want %d, one per valid call: %v", len(got), valid, got)
 			}
-			t.Logf("%d tools listed; %s", r.Listed, describeCalls(r))
+			t.Logf("%d tools listed in %d pages (the largest %d bytes); %s", r.Listed, r.Pages, r.LargestPage, describeCalls(r))
 		})
 	}
+}
+
+// exposedTools is the number of tools toolgate exposes for the document
+// at path under the defaults, as inspect counts them.
+func exposedTools(t *testing.T, path string) int {
+	t.Helper()
+	out, err := exec.Command(binary, "inspect", path, "--json").Output()
+	if err != nil {
+		t.Fatalf("toolgate inspect %s: %v", path, err)
+	}
+	var report struct{ Summary struct{ Exposed int } }
+	if err := json.Unmarshal(out, &report); err != nil || report.Summary.Exposed == 0 {
+		t.Fatalf("toolgate inspect --json printed %.300q: %v", out, err)
+	}
+	return report.Summary.Exposed
 }
 
 func describeCalls(r corpusReport) string {

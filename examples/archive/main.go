@@ -146,8 +146,7 @@ func run(w io.Writer, work, keep string) error {
 		}
 	}
 	say("A request settled as not applied is safe to send again; the other one is not touched.")
-	cmd("retry-failed", "interviews", "--safe-only")
-	cmd("run", "interviews", "--provider-url", provider, "--out", out)
+	cmd("retry-failed", "interviews", "--safe-only", "--provider-url", provider, "--out", out)
 	cmd("status", "interviews")
 	if !temporary {
 		fmt.Fprintf(w, "\nTranscripts are in %s; the database is %s.\n", out, db)

@@ -23,8 +23,9 @@ const (
 	// ExitAmbiguous: the command finished, and some items are ambiguous:
 	// they may have been paid for, and need a person or a reconciliation.
 	ExitAmbiguous = 3
-	// ExitItemProblems: the command finished, and some items failed or were
-	// rejected; the others went through.
+	// ExitItemProblems: the command finished, and some items failed, were
+	// rejected or were refused by the batch's budget; the others went
+	// through.
 	ExitItemProblems = 4
 )
 
@@ -34,6 +35,9 @@ const DBEnv = "RECALL_DB"
 
 // Env is what a command sees of the world.
 type Env struct {
+	// Stdin answers the questions a command asks (retranscribe's
+	// confirmation); nil answers nothing.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	// Options open the archive; tests point them at their own tools.
@@ -43,7 +47,7 @@ type Env struct {
 // Main runs recall-archive with args (without the program name) and returns
 // the exit code.
 func Main(ctx context.Context, args []string, env Env) int {
-	return program(env).Main(ctx, args, command.Env{Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
+	return program(env).Main(ctx, args, command.Env{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv})
 }
 
 // program is recall-archive's command line, made anew for each run.
@@ -57,11 +61,11 @@ API, and never pays twice for the same recording.`,
 directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
 postgres:// DSN for several workers on several machines. --db and --json
 may come before the command. Every command takes --json.`,
-		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), statusCommand(o), retryFailedCommand(o),
+		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
 			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
-			{Code: ExitItemProblems, Meaning: "done, with items that failed or were rejected (listed in the output)"},
+			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},
 			{Code: command.ExitInterrupted, Meaning: "interrupted (Ctrl-C or SIGTERM) with items still waiting: run again to go on"},
 		},
 		DB: command.Database{Env: DBEnv, File: "recall.db", What: "database"},

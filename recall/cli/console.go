@@ -73,7 +73,7 @@ func serveConsole(ctx context.Context, r *command.Run, o recall.Options, pf *pro
 	if !console.IsLoopback(addr) && token == "" {
 		return errTokenRequired
 	}
-	price, err := pf.price(r)
+	pricing, err := pf.pricing(r)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func serveConsole(ctx context.Context, r *command.Run, o recall.Options, pf *pro
 	if err := reg.Register(collectors.NewGoCollector()); err != nil {
 		return err
 	}
-	ui, err := consoleui.New(consoleui.Options{Archive: a, PricePerMinute: price, Priced: pf.name + "/" + pf.model, Registry: reg, Log: log})
+	ui, err := consoleui.New(consoleui.Options{Archive: a, Pricing: pricing, Registry: reg, Log: log})
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,11 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Status["duration_seconds"] == nil || st.Status["duration_ns"] != nil {
 		t.Errorf("status --json: %v\n%s", err, r.stdout)
 	}
+	r = run(t, env, "estimate", "b", "--json")
+	var est map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &est); err != nil || est["duration_seconds"] == nil || est["remaining_seconds"] == nil || strings.Contains(r.stdout, "_ns") {
+		t.Errorf("estimate --json: %v\n%s", err, r.stdout)
+	}
 
 	if r := run(t, env, "export", "nosuchbatch", "--out", t.TempDir()); r.code != cli.ExitFailure || !strings.Contains(r.stderr, `"nosuchbatch"`) {
 		t.Errorf("export of an unknown batch: exit %d, %q", r.code, r.stderr)
@@ -59,7 +64,7 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 		t.Errorf("export --format docx: exit %d, %q", r.code, r.stderr)
 	}
 	out := t.TempDir()
-	if r := run(t, env, "export", "b", "--out", out, "--format", "json"); r.code != cli.ExitOK {
+	if r := run(t, env, "export", "b", "--out", out, "--format", "json", "--include-sandbox"); r.code != cli.ExitOK {
 		t.Fatalf("export: exit %d, %q", r.code, r.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.json"))
@@ -82,7 +87,7 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 	if r := run(t, env, "--json", "search", "nowhere-to-be-found"); r.code != cli.ExitOK || strings.TrimSpace(r.stdout) != "[]" {
 		t.Errorf("--json search without matches: exit %d, %q", r.code, r.stdout)
 	}
-	r = run(t, env, "--json", "search", "sandbox")
+	r = run(t, env, "--json", "search", "sandbox", "--include-sandbox")
 	var hits []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) == 0 || hits[0]["start_seconds"] == nil || hits[0]["end_seconds"] == nil {
 		t.Errorf("--json search: %v\n%s", err, r.stdout)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
-	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -15,12 +14,12 @@ import (
 func estimateCommand(o recall.Options) *command.Command {
 	var pf providerFlags
 	return &command.Command{Name: "estimate", Args: []command.Arg{batchArg}, DB: true, JSON: true, Summary: "total duration and cost at the provider's price",
-		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, price ledger.Amount) error {
-			est, err := a.Estimate(ctx, r.Args[0], price)
+		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, pricing recall.Pricing) error {
+			est, err := a.Estimate(ctx, r.Args[0], pricing)
 			return r.Done(est, err, func(w io.Writer) {
-				fmt.Fprintf(w, "batch %s: %d recordings, %s of audio, $%s at $%s a minute (%s/%s)\nnot yet transcribed: %s, $%s\n",
-					est.Batch, est.Contents, est.Duration.Round(time.Second), est.Cost.Decimal(6), price.Decimal(6), pf.name, pf.model,
-					est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6))
+				fmt.Fprintf(w, "batch %s: %d recordings, %s of audio, $%s at $%s a minute (%s/%s)\nnot yet transcribed by %s/%s: %d recordings, %s, $%s\n",
+					est.Batch, est.Contents, est.Duration.Round(time.Second), est.Cost.Decimal(6), pricing.PerMinute.Decimal(6), pf.name, pf.model,
+					pf.name, pf.model, est.RemainingContents, est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6))
 			})
 		})}
 }

@@ -17,12 +17,17 @@ import (
 // out.
 func exportCommand(o recall.Options) *command.Command {
 	var format, out string
+	var sandbox bool
 	return &command.Command{
 		Name: "export", Args: []command.Arg{batchArg}, Synopsis: "BATCH --out DIR [flags]", DB: true, JSON: true,
 		Summary: "write the batch's transcripts",
+		Help: `Each recording's transcript is the latest that a provider made whole. The
+built-in sandbox's placeholder transcripts are written only with
+--include-sandbox, for recordings that no other provider transcribed.`,
 		Flags: func(f *pflag.FlagSet) {
 			f.StringVar(&format, "format", "txt,srt,vtt,json", "formats, comma-separated: txt, srt, vtt, json")
 			f.StringVar(&out, "out", "", "the `DIR` to write to (required)")
+			f.BoolVar(&sandbox, "include-sandbox", false, "write the sandbox's placeholder transcripts too")
 		},
 		Check: func(*command.Run) error {
 			if out == "" {
@@ -36,7 +41,7 @@ func exportCommand(o recall.Options) *command.Command {
 			return nil
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","))
+			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
 			return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
 			})

@@ -122,7 +122,7 @@ func checkAfterKill(t *testing.T, run int, db string, sb *sandbox.Server) {
 	}
 }
 
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "recall-archive")
 	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {

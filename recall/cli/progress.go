@@ -206,6 +206,8 @@ func answered(p recall.Progress) string {
 		return "failed before any payment: " + p.Detail
 	case journal.NotApplied:
 		return "refused by the provider, not charged: " + p.Detail
+	case journal.Pending:
+		return p.Detail // not sent: refused by the budget
 	}
 	return string(p.State)
 }
@@ -263,7 +265,7 @@ func (d *display) render(now time.Time, width int) []string {
 	}
 	head := fmt.Sprintf("[%s%s] %d/%d recordings", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), done, d.total)
 	var outcomes []string
-	for _, o := range []string{"ambiguous", "failed", "paid_without_transcript"} {
+	for _, o := range []string{"ambiguous", "failed", "refused_by_budget", "paid_without_transcript"} {
 		if n := d.finished[o]; n > 0 {
 			outcomes = append(outcomes, fmt.Sprintf("%d %s", n, strings.ReplaceAll(o, "_", " ")))
 		}
@@ -274,7 +276,7 @@ func (d *display) render(now time.Time, width int) []string {
 	head += fmt.Sprintf("  %s elapsed, %s", clockShort(now.Sub(d.started)), d.eta(now))
 	lines := []string{head, "  money: " + d.moneyText()}
 	if d.interrupted {
-		lines = append(lines, "  interrupted: finishing the requests in flight; Ctrl-C again ends the run at once")
+		lines = append(lines, "  interrupted: stopping once the requests in flight finish; Ctrl-C again ends the run at once")
 	}
 	shas := make([]string, 0, len(d.active))
 	for sha := range d.active {

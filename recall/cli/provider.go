@@ -98,15 +98,23 @@ func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
 	return prices.PerMinute(p.name, p.model)
 }
 
-// priced is a command's work on the archive at the provider's price per
-// minute.
-func (p *providerFlags) priced(o recall.Options, do func(context.Context, *command.Run, *recall.Archive, ledger.Amount) error) func(context.Context, *command.Run) error {
+// pricing returns the provider's model with its price and rounding.
+func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
+	price, err := p.price(r)
+	if err != nil {
+		return recall.Pricing{}, err
+	}
+	return recall.Pricing{Provider: p.name, Model: p.model, PerMinute: price, Billing: recall.BillingOf(p.name)}, nil
+}
+
+// priced is a command's work on the archive at the provider's price.
+func (p *providerFlags) priced(o recall.Options, do func(context.Context, *command.Run, *recall.Archive, recall.Pricing) error) func(context.Context, *command.Run) error {
 	return func(ctx context.Context, r *command.Run) error {
-		price, err := p.price(r) // a wrong prices file is told before the archive is opened
+		pricing, err := p.pricing(r) // a wrong prices file is told before the archive is opened
 		if err != nil {
 			return err
 		}
-		return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error { return do(ctx, r, a, price) })(ctx, r)
+		return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error { return do(ctx, r, a, pricing) })(ctx, r)
 	}
 }
 

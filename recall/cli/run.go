@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -43,31 +43,38 @@ chunk starts, ffmpeg stops, and the requests in flight finish, each within
 at once: its requests in flight become ambiguous once --lease runs out, and
 are never sent again. An interrupted run that leaves recordings waiting
 exits 130, unless some are ambiguous (3).`,
-		Flags: func(f *pflag.FlagSet) {
-			rf.pf.register(f)
-			f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS` (over all its runs)")
-			f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-			command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
-			f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-			command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
-		},
-		Run: func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf) },
+		Flags: rf.register,
+		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
 }
 
-func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) error {
+// register declares run's flags in f, for run and for the commands that
+// run the batch after their own work (retry-failed).
+func (rf *runFlags) register(f *pflag.FlagSet) {
+	rf.pf.register(f)
+	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
+	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
+	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
+	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
+	command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+}
+
+// run runs the batch as rf says. before, if not nil, does its command's
+// work on the open archive first, and returns what it shows beside the
+// run's report: its value for --json, and its text.
+func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, before func(context.Context, *recall.Archive) (any, func(io.Writer), error)) error {
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
 	}
 	var limit ledger.Amount
 	if rf.budget != "" {
-		b, err := ledger.ParseDecimal(strings.TrimPrefix(rf.budget, "$"), 6)
-		if err != nil || b == 0 {
-			return command.Usagef("--budget %q: give dollars, such as 5 or 12.50", rf.budget)
+		b, err := parseBudget(rf.budget, "--budget", false)
+		if err != nil {
+			return err
 		}
 		limit = b
 	}
-	price, err := rf.pf.price(r)
+	pricing, err := rf.pf.pricing(r)
 	if err != nil {
 		return err
 	}
@@ -76,11 +83,22 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: price, Budget: limit, Workers: rf.workers, Out: rf.out}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
 	o.Lease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
-		disp, err := runDisplay(ctx, r, a, batch, price)
+		var first any
+		firstText := func(io.Writer) {}
+		if before != nil {
+			var err error
+			if first, firstText, err = before(ctx, a); err != nil {
+				return err
+			}
+		}
+		if b, err := a.Budget(ctx, batch); err == nil && limit > 0 && b.Budget == 0 && !r.JSON {
+			fmt.Fprintf(r.Stderr, "batch %s: budget set to $%s; later runs keep it ('recall-archive budget' changes it)\n", batch, limit.Decimal(6))
+		}
+		disp, err := runDisplay(ctx, r, a, batch, pricing)
 		if err != nil {
 			return err
 		}
@@ -112,13 +130,20 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 		}
 		money, _ := a.Money(context.WithoutCancel(ctx), batch)
 		interrupted := ctx.Err() != nil
-		r.Show(map[string]any{"run": rep, "money": money, "interrupted": interrupted}, func(w io.Writer) { printRun(w, rep, money, interrupted) })
+		shown := map[string]any{"run": rep, "money": money, "interrupted": interrupted}
+		if first != nil {
+			shown["retry"] = first
+		}
+		r.Show(shown, func(w io.Writer) {
+			firstText(w)
+			printRun(w, rep, money, interrupted)
+		})
 		switch {
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)
 		case interrupted && rep.Waiting > 0:
 			return command.Exit(command.ExitInterrupted)
-		case rep.Failed > 0 || len(rep.Problems) > 0:
+		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0:
 			return command.Exit(ExitItemProblems)
 		}
 		return nil
@@ -127,7 +152,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags) er
 
 // runDisplay returns the display of a run of batch, or nil if the batch
 // does not exist (the run says so).
-func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch string, price ledger.Amount) (*display, error) {
+func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch string, pricing recall.Pricing) (*display, error) {
 	st, err := a.Status(ctx, batch)
 	if errors.Is(err, recall.ErrNoBatch) {
 		return nil, nil
@@ -135,7 +160,7 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 	if err != nil {
 		return nil, err
 	}
-	est, err := a.Estimate(ctx, batch, price)
+	est, err := a.Estimate(ctx, batch, pricing)
 	if err != nil {
 		return nil, err
 	}
@@ -144,10 +169,11 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 }
 
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted bool) {
-	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d waiting\n",
-		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Waiting)
-	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests)\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6))
+	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting\n",
+		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	fmt.Fprintf(w, "money: budget %s, spent $%s, held $%s (of which $%s by ambiguous requests)\n", dollars(money.Budget), money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6))
 	printProblems(w, rep.Problems)
+	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)
 	}
@@ -157,4 +183,20 @@ func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")
 	}
+}
+
+// printRefusals lists the recordings the budget refused, and the budget
+// that would pay for them.
+func printRefusals(w io.Writer, rep recall.RunReport, money recall.Money) {
+	if len(rep.Refusals) == 0 {
+		return
+	}
+	var needed ledger.Amount
+	fmt.Fprintf(w, "refused by budget (%d), never sent:\n", len(rep.Refusals))
+	for _, f := range rep.Refusals {
+		needed += f.Needed
+		fmt.Fprintf(w, "  %s needs $%s, $%s more than the budget had left\n", strconv.Quote(f.Path), f.Needed.Decimal(6), f.Missing.Decimal(6))
+	}
+	fmt.Fprintf(w, "to send them, raise the budget to at least $%s ('recall-archive budget %s AMOUNT') and run the batch again\n",
+		(money.Spent + money.Held + needed).Decimal(6), rep.Batch)
 }

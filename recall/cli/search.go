@@ -17,11 +17,18 @@ import (
 // transcript.
 func searchCommand(o recall.Options) *command.Command {
 	var limit int
+	var sandbox bool
 	query := command.Arg{Name: "QUERY", Help: "the words to find", Many: true}
 	return &command.Command{Name: "search", Args: []command.Arg{query}, DB: true, JSON: true, Summary: "find words in every transcript, with the file and the time",
-		Flags: func(f *pflag.FlagSet) { f.IntVar(&limit, "limit", 20, "show at most this many matches") },
+		Help: `Each match names the provider and model whose transcript holds it. The
+built-in sandbox's placeholder transcripts are searched only with
+--include-sandbox.`,
+		Flags: func(f *pflag.FlagSet) {
+			f.IntVar(&limit, "limit", 20, "show at most this many matches")
+			f.BoolVar(&sandbox, "include-sandbox", false, "search the sandbox's placeholder transcripts too")
+		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			hits, err := a.Search(ctx, strings.Join(r.Args, " "), limit)
+			hits, err := a.Search(ctx, strings.Join(r.Args, " "), limit, sandbox)
 			return r.Done(hits, err, func(w io.Writer) { printHits(w, hits) })
 		})}
 }
@@ -35,7 +42,7 @@ func printHits(w io.Writer, hits []recall.Hit) {
 		if len(h.Paths) > 0 {
 			path = h.Paths[0]
 		}
-		fmt.Fprintf(w, "%s  at %s\n    %s\n", path, clock(h.Start), h.Snippet)
+		fmt.Fprintf(w, "%s  at %s  (%s/%s)\n    %s\n", path, clock(h.Start), h.Provider, h.Model, h.Snippet)
 	}
 }
 

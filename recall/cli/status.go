@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
-	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -19,12 +18,12 @@ func statusCommand(o recall.Options) *command.Command {
 	var pf providerFlags
 	return &command.Command{Name: "status", Args: []command.Arg{batchArg}, DB: true, JSON: true, Summary: "items per state; money estimated, held and spent",
 		Help:  "Exits 3 when some requests are ambiguous (they may have been paid for), with --json too.",
-		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, price ledger.Amount) error {
+		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, pricing recall.Pricing) error {
 			st, err := a.Status(ctx, r.Args[0])
 			if err != nil {
 				return err
 			}
-			est, err := a.Estimate(ctx, r.Args[0], price)
+			est, err := a.Estimate(ctx, r.Args[0], pricing)
 			if err := r.Done(map[string]any{"status": st, "estimate": est}, err, func(w io.Writer) { printStatus(w, st, est, &pf) }); err != nil {
 				return err
 			}
@@ -44,13 +43,11 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 		fmt.Fprintf(w, "%d %s", st.Items[s], s)
 	}
 	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), humanBytes(st.Bytes))
-	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d waiting\n",
-		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["waiting"]+st.Transcription["sending"])
+	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d refused by budget, %d waiting\n",
+		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["refused_by_budget"],
+		st.Transcription["waiting"]+st.Transcription["sending"])
 	m := st.Money
-	budget := "no budget"
-	if m.Budget > 0 {
-		budget = "budget $" + m.Budget.Decimal(6)
-	}
+	budget := "budget " + dollars(m.Budget)
 	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",
 		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
 	printProblems(w, st.Problems)

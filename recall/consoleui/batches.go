@@ -46,6 +46,7 @@ var states = []stateInfo{
 	{store.Waiting, "waiting", "not sent yet: the next run sends it"},
 	{store.Sending, "sending", "a request in flight"},
 	{store.FailedSafely, "failed safely", "failed before it was paid for, or refused by the provider: retry-failed --safe-only queues it again"},
+	{store.RefusedByBudget, "refused by budget", "never sent: the batch's budget could not pay for it; raise the budget and run again"},
 	{store.Ambiguous, "ambiguous", "may have been charged without an answer: a person settles it"},
 	{store.Untranscribed, "paid, no transcript", "charged, as the provider said, which kept no transcript to fetch"},
 }
@@ -134,7 +135,7 @@ func (u *UI) summarize(ctx context.Context, b store.Batch) (summary, map[string]
 	}
 	s.Tallies = tallies(progress)
 	s.Bar = progressBar(s.Tallies)
-	s.Estimate, err = u.a.Estimate(ctx, b.Name, u.opts.PricePerMinute)
+	s.Estimate, err = u.a.Estimate(ctx, b.Name, u.opts.Pricing)
 	return s, progress, err
 }
 
@@ -151,7 +152,7 @@ func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	d := batchesData{Priced: u.opts.Priced}
+	d := batchesData{Priced: u.opts.Pricing.Provider + "/" + u.opts.Pricing.Model}
 	for _, b := range bs {
 		s, _, err := u.summarize(r.Context(), b)
 		if err != nil {
@@ -211,7 +212,7 @@ func (u *UI) batch(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	d := batchData{summary: s, Priced: u.opts.Priced, Price: u.opts.PricePerMinute, Money: s.Status.Money, Filter: r.URL.Query().Get("state"),
+	d := batchData{summary: s, Priced: u.opts.Pricing.Provider + "/" + u.opts.Pricing.Model, Price: u.opts.Pricing.PerMinute, Money: s.Status.Money, Filter: r.URL.Query().Get("state"),
 		Retried: retriedFrom(r.URL.Query())}
 	d.Left, d.Over, d.MoneyBar = budget(d.Money)
 	if d.Ambiguous, err = u.s.Ambiguous(ctx, name); err != nil {

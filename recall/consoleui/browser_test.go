@@ -80,7 +80,7 @@ func TestBrowserSettlesAnAmbiguousRequest(t *testing.T) {
 	}
 
 	sha := strings.Split(x.charged, "/")[1]
-	browsertest.Load(t, ctx, chromedp.Navigate(x.console.URL+"/search?q=never+sent"))
+	browsertest.Load(t, ctx, chromedp.Navigate(x.console.URL+"/search?q=never+sent&sandbox=1"))
 	if hits := text(t, ctx, "#hits"); !strings.Contains(hits, "0:00:02") || !strings.Contains(hits, "is never sent again.") {
 		t.Errorf("the search: %q", hits)
 	}

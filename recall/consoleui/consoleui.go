@@ -34,11 +34,9 @@ var templateFiles embed.FS
 type Options struct {
 	// Archive is the open archive the pages show and change.
 	Archive *recall.Archive
-	// PricePerMinute prices the estimates, in micro-dollars a minute of
-	// audio; Priced names the provider and model it is the price of, such
-	// as "sandbox/whisper-1".
-	PricePerMinute ledger.Amount
-	Priced         string
+	// Pricing prices the estimates: a provider's model, its price and
+	// rounding.
+	Pricing recall.Pricing
 	// Registry, if not nil, receives the archive's metrics.
 	Registry prometheus.Registerer
 	// Log receives a structured line for each change made; nil discards
@@ -157,7 +155,7 @@ func (u *UI) describe(op journal.Operation) string {
 	if len(paths) > 1 {
 		what += fmt.Sprintf(" (and %d other file%s with the same recording)", len(paths)-1, map[bool]string{true: "s"}[len(paths) > 2])
 	}
-	if chunks, err := u.s.Chunks(ctx, sha); err == nil && len(chunks) > 1 {
+	if chunks, err := u.s.Chunks(ctx, sha, store.Transcriber{}); err == nil && len(chunks) > 1 {
 		for _, c := range chunks {
 			if c.Key == op.Key {
 				what += fmt.Sprintf(", part %d of %d (%s to %s)", c.Index+1, c.Count, clock(c.Start), clock(c.Start+c.Duration))

@@ -128,7 +128,7 @@ func TestSettleWithTranscript(t *testing.T) {
 	if last.Actor != "ann" || last.Evidence["through"] != "recall console" || last.Evidence["transcript_file"] != "recovered.json" {
 		t.Errorf("the audit log's entry: %+v", last)
 	}
-	s := x.get(t, "/search?q=harbour+dawn")
+	s := x.get(t, "/search?q=harbour+dawn&sandbox=1")
 	hits := section(t, s.body, "hits")
 	sha := strings.Split(x.charged, "/")[1]
 	for _, want := range []string{`href="/recordings/` + sha + `#t2500000">0:00:02</a>`, "<mark>harbour</mark> at <mark>dawn</mark>"} {
@@ -252,7 +252,7 @@ func TestSearchQueries(t *testing.T) {
 		"":                   `name="q" value=""`,
 		"[sandbox] segment*": `2 matches`,
 	} {
-		p := x.get(t, "/search?q="+url.QueryEscape(q))
+		p := x.get(t, "/search?sandbox=1&q="+url.QueryEscape(q))
 		if p.status != 200 || !strings.Contains(p.body, want) {
 			t.Errorf("search %q: %d, no %q\n%s", q, p.status, want, p.body)
 		}

@@ -130,7 +130,7 @@ func newArchive(t testing.TB, o archiveOptions) *archive {
 		t.Fatalf("the sandbox's charges do not tell the two requests apart: %+v", x.sandbox.Charges())
 	}
 	x.registry = prometheus.NewRegistry()
-	ui, err := consoleui.New(consoleui.Options{Archive: x.a, PricePerMinute: 6000, Priced: "sandbox/whisper-1", Registry: x.registry})
+	ui, err := consoleui.New(consoleui.Options{Archive: x.a, Pricing: recall.Pricing{Provider: "sandbox", Model: "whisper-1", PerMinute: 6000}, Registry: x.registry})
 	if err != nil {
 		t.Fatal(err)
 	}

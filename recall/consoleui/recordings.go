@@ -54,7 +54,7 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	parts, err := u.s.Parts(ctx, sha)
+	parts, err := u.s.Parts(ctx, sha, store.Transcriber{})
 	if err != nil {
 		u.fail(w, r, err)
 		return

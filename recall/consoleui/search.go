@@ -22,16 +22,18 @@ type hit struct {
 // searchData is what the search page shows.
 type searchData struct {
 	Query string
-	Hits  []hit
-	Cut   bool
+	// Sandbox: the sandbox's placeholder transcripts are searched too.
+	Sandbox bool
+	Hits    []hit
+	Cut     bool
 }
 
 // search finds words in every transcript, each match with its recording
 // and its time from the start, linked to the line in the transcript.
 func (u *UI) search(w http.ResponseWriter, r *http.Request) {
-	d := searchData{Query: strings.TrimSpace(r.URL.Query().Get("q"))}
+	d := searchData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Sandbox: r.URL.Query().Get("sandbox") == "1"}
 	if words := strings.Fields(d.Query); len(words) > 0 {
-		found, err := u.s.SearchMarked(r.Context(), words, maxHits+1, markOpen, markClose)
+		found, err := u.s.SearchMarked(r.Context(), words, maxHits+1, d.Sandbox, markOpen, markClose)
 		if err != nil {
 			u.fail(w, r, err)
 			return

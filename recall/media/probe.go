@@ -68,7 +68,7 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 		"format=duration,format_name:stream=codec_type", "-of", "json", "file:"+path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := runTied(cmd)
 	if errors.Is(err, exec.ErrNotFound) {
 		return Info{}, fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffprobe())
 	}
@@ -107,7 +107,35 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 	if secs, err := strconv.ParseFloat(out.Format.Duration, 64); err == nil && secs > 0 {
 		info.Duration = time.Duration(secs * float64(time.Second))
 	}
+	if d, err := t.audioDuration(ctx, path); err == nil && d > 0 {
+		info.Duration = d
+	}
 	return info, nil
+}
+
+// audioDuration returns the length of path's first audio track, as its
+// packets say when read to the end: a container's header can say much
+// more (a truncated MP3 keeps the length of the whole file), and the
+// provider bills the audio it gets. The packets are copied, not decoded.
+func (t Tools) audioDuration(ctx context.Context, path string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-nostdin", "-v", "error", "-i", "file:"+path,
+		"-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-")
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, err
+	}
+	var us int64 = -1
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				us = n
+			}
+		}
+	}
+	if us <= 0 {
+		return 0, errors.New("media: ffmpeg did not say how long the audio is")
+	}
+	return time.Duration(us) * time.Microsecond, nil
 }
 
 // lastLine returns the last non-empty line of ffmpeg's error output, which

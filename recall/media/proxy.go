@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +21,29 @@ const ProxyRecipe = "mp3-mono-16khz-32kbps-v1"
 // ProxyBytesPerSecond is the proxy's size per second of audio.
 const ProxyBytesPerSecond = 32000 / 8
 
+// The proxy's MP3 frames: 576 samples at 16 kHz, 144 bytes at 32 kbit/s;
+// the encoder adds its delay of 1105 samples before the audio, and pads
+// the last frame.
+const (
+	frameSamples = 576
+	frameBytes   = 144
+	encoderDelay = 1105
+	proxyRate    = 16000
+)
+
+// ProxyFrames returns the frames of the audio proxy of d of audio, or a
+// frame more: what the proxy will hold, for pricing a recording before its
+// proxy is made.
+func ProxyFrames(d time.Duration) Frames {
+	samples := (d.Microseconds()*proxyRate + 999_999) / 1_000_000
+	n := (samples+encoderDelay+frameSamples-1)/frameSamples + 1
+	f := Frames{Offsets: make([]int64, n+1), Each: frameSamples * time.Second / proxyRate}
+	for i := range f.Offsets {
+		f.Offsets[i] = int64(i) * frameBytes
+	}
+	return f
+}
+
 var versions sync.Map // ffmpeg command → version line
 
 // Version returns ffmpeg's version line, such as "ffmpeg version 5.1.9-0+deb12u1".
@@ -28,7 +51,11 @@ func (t Tools) Version(ctx context.Context) (string, error) {
 	if v, ok := versions.Load(t.ffmpeg()); ok {
 		return v.(string), nil
 	}
-	out, err := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-version").Output()
+	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-version")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := runTied(cmd)
+	out := stdout.Bytes()
 	if errors.Is(err, exec.ErrNotFound) {
 		return "", fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
@@ -41,39 +68,81 @@ func (t Tools) Version(ctx context.Context) (string, error) {
 	return line, nil
 }
 
-// Proxy writes the audio proxy of src to dst (through a temporary file, so
-// that dst is whole or absent).
+// Proxy writes the audio proxy of src to dst, unless dst exists. Each
+// writer writes a partial file of its own and renames it to dst when it is
+// whole, so that dst is whole or absent; writers of one dst, in this
+// process or others on the machine, take turns, so that it is made once:
+// Proxy waits for another writer to finish.
 func (t Tools) Proxy(ctx context.Context, src, dst string) error {
-	return t.run(ctx, dst, "-i", "file:"+src, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000",
-		"-c:a", "libmp3lame", "-b:a", "32k")
+	return t.proxy(ctx, src, dst, true)
 }
 
-// Cut writes the part of the proxy src from start for length to dst,
-// copying MP3 frames without re-encoding.
+// TryProxy is Proxy, but returns an error wrapping ErrBusy at once when
+// another writer is making dst.
+func (t Tools) TryProxy(ctx context.Context, src, dst string) error {
+	return t.proxy(ctx, src, dst, false)
+}
+
+func (t Tools) proxy(ctx context.Context, src, dst string, wait bool) error {
+	return writeOnce(ctx, dst, wait, func(tmp string) error {
+		return t.run(ctx, dst, tmp, "-i", "file:"+src, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000",
+			"-c:a", "libmp3lame", "-b:a", "32k")
+	})
+}
+
+// Cut writes to dst the whole frames of the MP3 file src (a proxy) from
+// the frame nearest to start to the one nearest to start+length, copying
+// their bytes, unless dst exists. Chunks cut at the same instants from one
+// proxy thus join without overlap or gap. Writers take turns as in Proxy.
 func (t Tools) Cut(ctx context.Context, src, dst string, start, length time.Duration) error {
-	return t.run(ctx, dst, "-ss", seconds(start), "-i", "file:"+src, "-t", seconds(length), "-c", "copy")
+	frames, err := ReadFrames(src)
+	if err != nil {
+		return err
+	}
+	first, end := frames.Index(start), frames.Index(start+length)
+	if end <= first {
+		return fmt.Errorf("media: no whole frame of %s between %s and %s (it lasts %s)", src, start, start+length, frames.Duration())
+	}
+	return writeOnce(ctx, dst, true, func(tmp string) error {
+		return copyRange(src, tmp, frames.Offsets[first], frames.Offsets[end])
+	})
 }
 
-func (t Tools) run(ctx context.Context, dst string, args ...string) error {
-	tmp := dst + ".partial"
+// copyRange copies the bytes [from, to) of src to a new file dst.
+func copyRange(src, dst string, from, to int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.NewSectionReader(in, from, to-from)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// run runs ffmpeg with args to write the MP3 tmp, on behalf of dst.
+func (t Tools) run(ctx context.Context, dst, tmp string, args ...string) error {
 	full := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}, args...)
 	full = append(full, "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
 		"-id3v2_version", "0", "-write_xing", "0", "-f", "mp3", "file:"+tmp)
 	cmd := exec.CommandContext(ctx, t.ffmpeg(), full...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err := runTied(cmd)
 	if errors.Is(err, exec.ErrNotFound) {
 		return fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("media: ffmpeg could not make %s: %s", dst, lastLine(stderr.String(), err))
 	}
-	return os.Rename(tmp, dst)
+	return nil
 }
-
-func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) }
 
 func (t Tools) ffmpeg() string {
 	if t.FFmpeg != "" {

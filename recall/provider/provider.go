@@ -84,18 +84,9 @@ func New(o Options) (*Provider, error) {
 	if o.BaseURL == "" || o.Model == "" {
 		return nil, fmt.Errorf("provider %s: give a base URL and a model", o.Name)
 	}
-	var a api
-	switch o.Name {
-	case "sandbox":
-		a = &sandbox{openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key"}}
-	case "openai":
-		a = &openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey}
-	case "deepgram":
-		a = &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project}
-	case "assemblyai":
-		a = &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery}
-	default:
-		return nil, fmt.Errorf("unknown provider %q: use %s", o.Name, strings.Join(Names, ", "))
+	a, err := apiOf(o)
+	if err != nil {
+		return nil, err
 	}
 	paid, err := paidClient()
 	if err != nil {
@@ -110,6 +101,35 @@ func New(o Options) (*Provider, error) {
 		p.timeout = DefaultTimeout
 	}
 	return p, nil
+}
+
+// LimitsOf returns what the provider name accepts in one request with
+// model, as [Provider.Limits] does, without making the provider: for
+// pricing a batch before it is sent.
+func LimitsOf(name, model string) (Limits, error) {
+	a, err := apiOf(Options{Name: name, Model: model})
+	if err != nil {
+		return Limits{}, err
+	}
+	return a.limits(model), nil
+}
+
+// apiOf returns the api of the provider o names.
+func apiOf(o Options) (api, error) {
+	var a api
+	switch o.Name {
+	case "sandbox":
+		a = &sandbox{openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key"}}
+	case "openai":
+		a = &openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey}
+	case "deepgram":
+		a = &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project}
+	case "assemblyai":
+		a = &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery}
+	default:
+		return nil, fmt.Errorf("unknown provider %q: use %s", o.Name, strings.Join(Names, ", "))
+	}
+	return a, nil
 }
 
 // paidClient returns the client of paid requests: rubicon's transport,

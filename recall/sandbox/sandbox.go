@@ -135,6 +135,9 @@ type Options struct {
 	// TagHeader names the request header whose value is kept with each
 	// charge, so that charges can be looked up by it. Default X-Recall-Key.
 	TagHeader string
+	// Latency delays each transcription's answer, as a real provider's
+	// work does.
+	Latency time.Duration
 }
 
 // Server is the sandbox provider, an http.Handler.
@@ -143,6 +146,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests int
+	empty    int
 	charges  []Charge
 	rng      *rand.Rand
 	hangs    sync.WaitGroup
@@ -172,6 +176,14 @@ func (s *Server) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests
+}
+
+// EmptyUploads returns how many transcription requests carried an empty
+// file (refused, charging nothing).
+func (s *Server) EmptyUploads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.empty
 }
 
 // Close ends the requests the sandbox holds hanging.
@@ -244,6 +256,12 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "sandbox: "+err.Error())
 		return
 	}
+	if s.opts.Latency > 0 {
+		select {
+		case <-time.After(s.opts.Latency):
+		case <-r.Context().Done():
+		}
+	}
 	answer, _ := json.Marshal(placeholder(dur, sum))
 	charge := Charge{RequestID: reqID, Tag: r.Header.Get(s.opts.TagHeader), Model: model, Duration: dur,
 		Amount: s.price(dur), Fault: fault, At: time.Now(), Transcript: answer}
@@ -287,6 +305,9 @@ func (s *Server) measure(r *http.Request, file io.Reader) (time.Duration, string
 		return 0, "", err
 	}
 	if size == 0 {
+		s.mu.Lock()
+		s.empty++
+		s.mu.Unlock()
 		return 0, "", fmt.Errorf("the file is empty")
 	}
 	sum := hex.EncodeToString(h.Sum(nil))

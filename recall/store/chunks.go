@@ -18,14 +18,67 @@ import (
 // Kind is the journal kind of a paid transcription request.
 const Kind = "transcribe"
 
-// Chunk is a piece of a content sent in one paid request; the journal
-// operation with Key pays for it.
+// Chunk is a piece of a content sent in one paid request to a provider's
+// model; the journal operation with Key pays for it.
 type Chunk struct {
 	SHA256 string
+	Transcriber
 	// Index counts from 0 to Count-1.
 	Index, Count    int
 	Start, Duration time.Duration
 	Key             string
+}
+
+// Transcriber is a provider's model: what makes a transcript. A content
+// has a plan of chunks, and their transcripts, for each transcriber that
+// was asked for it.
+type Transcriber struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// Providers of note.
+const (
+	// Sandbox is the built-in provider, whose transcripts are placeholders.
+	Sandbox = "sandbox"
+	// Unknown is the provider and model of chunks planned before they were
+	// recorded, whose journal did not say.
+	Unknown = "unknown"
+)
+
+// IsZero reports whether t names no transcriber: for the methods that
+// take one, the content's latest.
+func (t Transcriber) IsZero() bool { return t.Provider == "" && t.Model == "" }
+
+// String is "provider/model".
+func (t Transcriber) String() string { return t.Provider + "/" + t.Model }
+
+// latest returns the transcriber of the content's latest plan, or who if
+// it names one; zero if the content has no plan.
+func (s *Store) latest(ctx context.Context, sha string, who Transcriber) (Transcriber, error) {
+	if !who.IsZero() {
+		return who, nil
+	}
+	ts, err := list(ctx, s, func(rows *sql.Rows) (t Transcriber, err error) {
+		err = rows.Scan(&t.Provider, &t.Model)
+		return t, err
+	}, `SELECT provider, model FROM recall_chunks WHERE sha256 = $1 ORDER BY planned_at DESC, provider, model LIMIT 1`, sha)
+	if err != nil || len(ts) == 0 {
+		return Transcriber{}, err
+	}
+	return ts[0], nil
+}
+
+// Transcribers returns the transcribers that transcribed every chunk of
+// the content, latest first.
+func (s *Store) Transcribers(ctx context.Context, sha string) ([]Transcriber, error) {
+	return list(ctx, s, func(rows *sql.Rows) (t Transcriber, err error) {
+		err = rows.Scan(&t.Provider, &t.Model)
+		return t, err
+	}, `SELECT c.provider, c.model FROM recall_chunks c
+		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
+		WHERE c.sha256 = $1 GROUP BY c.provider, c.model HAVING COUNT(*) = COUNT(t.sha256)
+		ORDER BY MAX(c.planned_at) DESC, c.provider, c.model`, sha)
 }
 
 // Transcript is what a provider returned for a chunk, with who made it
@@ -36,36 +89,47 @@ type Transcript struct {
 	Cost            ledger.Amount
 }
 
-// Chunks returns the content's chunks, in order; none before they are
-// planned.
-func (s *Store) Chunks(ctx context.Context, sha string) ([]Chunk, error) {
+// Chunks returns the content's chunks for who (zero: its latest plan's),
+// in order; none before they are planned.
+func (s *Store) Chunks(ctx context.Context, sha string, who Transcriber) ([]Chunk, error) {
+	who, err := s.latest(ctx, sha, who)
+	if err != nil || who.IsZero() {
+		return nil, err
+	}
 	return list(ctx, s, func(rows *sql.Rows) (Chunk, error) {
-		c := Chunk{SHA256: sha}
+		c := Chunk{SHA256: sha, Transcriber: who}
 		var start, dur int64
 		err := rows.Scan(&c.Index, &c.Count, &start, &dur, &c.Key)
 		c.Start, c.Duration = fromMicros(start), fromMicros(dur)
 		return c, err
-	}, `SELECT idx, count, start_us, duration_us, op_key FROM recall_chunks WHERE sha256 = $1 ORDER BY idx`, sha)
+	}, `SELECT idx, count, start_us, duration_us, op_key FROM recall_chunks WHERE sha256 = $1 AND provider = $2 AND model = $3 ORDER BY idx`,
+		sha, who.Provider, who.Model)
 }
 
-// PlanChunks records the content's chunks, each with the pending journal
-// operation that pays for it, in one transaction, and returns the chunks
-// as stored: when another run planned them first, its plan stands. The
-// chunks' keys are set here.
+// PlanChunks records the content's chunks for their transcriber, each with
+// the pending journal operation that pays for it, in one transaction, and
+// returns the chunks as stored: when another run planned them first, its
+// plan stands. The chunks' keys are set here.
 func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error) {
 	if len(chunks) == 0 {
 		return nil, errors.New("store: a content has at least one chunk")
 	}
-	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	who := chunks[0].Transcriber
+	if who.Provider == "" || who.Model == "" {
+		return nil, errors.New("store: chunks are planned for a provider and a model")
+	}
+	now := s.now().UnixMicro()
+	what := func() string { return "planning the chunks of content " + shortSHA(chunks[0].SHA256) }
+	err := s.update(ctx, what, func(tx *sqlstore.Tx) error {
 		for _, c := range chunks {
-			c.Key = fmt.Sprintf("%s/%s/%d", Kind, c.SHA256, c.Index)
-			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, idx, count, start_us, duration_us, op_key)
-				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256, idx) DO NOTHING`,
-				c.SHA256, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key); err != nil {
+			c.Key = fmt.Sprintf("%s/%s/%d/%s", Kind, c.SHA256, c.Index, who)
+			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+				c.SHA256, who.Provider, who.Model, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key, now); err != nil {
 				return err
 			}
-			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index),
-				Evidence: journal.Evidence{"start_s": c.Start.Seconds(), "duration_s": c.Duration.Seconds()}}
+			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index) + "/" + who.String(),
+				Evidence: journal.Evidence{"start_s": c.Start.Seconds(), "duration_s": c.Duration.Seconds(), "provider": who.Provider, "model": who.Model}}
 			if _, _, err := s.j.InsertTx(ctx, tx, op); err != nil {
 				return err
 			}
@@ -75,14 +139,16 @@ func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error)
 	if err != nil {
 		return nil, err
 	}
-	return s.Chunks(ctx, chunks[0].SHA256)
+	return s.Chunks(ctx, chunks[0].SHA256, who)
 }
 
 // Recover makes the requests whose run stopped while sending them
 // ambiguous, once their lease ran out.
 func (s *Store) Recover(ctx context.Context) error {
-	_, err := s.j.Recover(ctx)
-	return err
+	return s.again(ctx, named("declaring the requests of killed runs ambiguous"), func() error {
+		_, err := s.j.Recover(ctx)
+		return err
+	})
 }
 
 // Operation returns the journal operation that pays for the chunk with
@@ -107,13 +173,17 @@ func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), 
 // budget refuses leaves the request unsent, with an error wrapping
 // ledger.ErrInsufficientFunds.
 func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) error {
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
 		op, err := s.j.SendTx(ctx, tx, key, worker)
 		if err != nil {
 			return err
 		}
 		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: account(batch), Amount: amount, Operation: key}
-		_, err = s.l.HoldTx(ctx, tx, hold)
+		if _, err = s.l.HoldTx(ctx, tx, hold); err != nil {
+			return err
+		}
+		// Paid for at last: no budget's earlier refusal holds any more.
+		_, err = tx.SQL().ExecContext(ctx, `DELETE FROM recall_refusals WHERE op_key = $1`, key)
 		return err
 	})
 }
@@ -133,7 +203,7 @@ func (s *Store) Record(ctx context.Context, c Chunk, rep journal.Report, t *Tran
 		return fmt.Errorf("store: request %s applied without a transcript", c.Key)
 	}
 	ctx = context.WithoutCancel(ctx) // an outcome is always written
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("recording the outcome of "+c.Key), func(tx *sqlstore.Tx) error {
 		if _, err := s.j.RecordTx(ctx, tx, c.Key, rep); err != nil {
 			return err
 		}
@@ -193,9 +263,10 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 	if err != nil {
 		return err
 	}
+	// The chunk's plan names who made the transcript.
 	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, idx) DO NOTHING`,
-		c.SHA256, c.Index, t.Provider, t.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, provider, model, idx) DO NOTHING`,
+		c.SHA256, c.Index, c.Provider, c.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro())
 	if err != nil {
 		return err
 	}
@@ -206,8 +277,8 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		if seg.Text == "" {
 			continue
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, idx, start_us, end_us, text) VALUES ($1, $2, $3, $4, $5)`,
-			c.SHA256, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Text); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, text) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			c.SHA256, c.Provider, c.Model, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Text); err != nil {
 			return err
 		}
 	}
@@ -251,11 +322,23 @@ const (
 	// Untranscribed: paid for, as a look-up at the provider found, but the
 	// provider kept no transcript to fetch.
 	Untranscribed Progress = "paid_without_transcript"
+	// RefusedByBudget: a chunk was never sent because the batch's budget
+	// could not hold its cost; not a failure: a run after the budget is
+	// raised sends it.
+	RefusedByBudget Progress = "refused_by_budget"
 )
 
-// Progress returns how far each content of the batch's added files got.
+// Progress returns how far each content of the batch's added files got
+// with its latest plan: the provider and model last asked for it.
 func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress, error) {
-	chunks, err := s.batchChunks(ctx, batch)
+	return s.ProgressOf(ctx, batch, Transcriber{})
+}
+
+// ProgressOf returns how far each content of the batch's added files got
+// with who (zero: with its latest plan); a content that who was never
+// asked for is waiting.
+func (s *Store) ProgressOf(ctx context.Context, batch string, who Transcriber) (map[string]Progress, error) {
+	chunks, err := s.batchChunks(ctx, batch, who)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +346,15 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 	if err != nil {
 		return nil, err
 	}
-	type tally struct{ total, applied, untranscribed, ambiguous, failed, sending int }
+	refusals, err := s.Refusals(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
+	refused := make(map[string]bool, len(refusals))
+	for _, r := range refusals {
+		refused[r.Key] = true
+	}
+	type tally struct{ total, applied, untranscribed, ambiguous, failed, sending, refused int }
 	t := map[string]*tally{}
 	for _, c := range chunks {
 		x := t[c.sha]
@@ -287,6 +378,10 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 			x.failed++
 		case journal.Sending:
 			x.sending++
+		case journal.Pending:
+			if refused[c.key] {
+				x.refused++
+			}
 		}
 	}
 	out := make(map[string]Progress, len(t))
@@ -298,6 +393,8 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 			out[sha] = Sending
 		case x.failed > 0:
 			out[sha] = FailedSafely
+		case x.refused > 0:
+			out[sha] = RefusedByBudget
 		case x.total > 0 && x.applied == x.total && x.untranscribed > 0:
 			out[sha] = Untranscribed
 		case x.total > 0 && x.applied == x.total:
@@ -313,19 +410,57 @@ func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress
 // cut (key empty).
 type batchChunk struct {
 	sha, key    string
+	who         Transcriber
+	planned     int64
 	transcribed bool
 }
 
-// batchChunks returns the chunks of the contents of the batch's added
-// files, and a row without a key for each content not yet cut.
-func (s *Store) batchChunks(ctx context.Context, batch string) ([]batchChunk, error) {
-	return list(ctx, s, func(rows *sql.Rows) (c batchChunk, err error) {
-		err = rows.Scan(&c.sha, &c.key, &c.transcribed)
+// batchChunks returns the chunks for who (zero: of each content's latest
+// plan) of the contents of the batch's added files, and a row without a
+// key for each content not yet cut for who.
+func (s *Store) batchChunks(ctx context.Context, batch string, who Transcriber) ([]batchChunk, error) {
+	all, err := list(ctx, s, func(rows *sql.Rows) (c batchChunk, err error) {
+		err = rows.Scan(&c.sha, &c.key, &c.who.Provider, &c.who.Model, &c.planned, &c.transcribed)
 		return c, err
-	}, `SELECT DISTINCT i.sha256, COALESCE(c.op_key, ''), t.sha256 IS NOT NULL FROM recall_items i
+	}, `SELECT DISTINCT i.sha256, COALESCE(c.op_key, ''), COALESCE(c.provider, ''), COALESCE(c.model, ''), COALESCE(c.planned_at, 0), t.sha256 IS NOT NULL
+		FROM recall_items i
 		LEFT JOIN recall_chunks c ON c.sha256 = i.sha256
-		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
+		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
 		WHERE i.batch = $1 AND i.state = $2`, batch, Added)
+	if err != nil {
+		return nil, err
+	}
+	chosen := map[string]Transcriber{}
+	if !who.IsZero() {
+		for _, c := range all {
+			chosen[c.sha] = who
+		}
+	} else {
+		// The latest plan, as latest chooses it.
+		planned := map[string]int64{}
+		for _, c := range all {
+			p, seen := planned[c.sha]
+			w := chosen[c.sha]
+			if !seen || c.planned > p || c.planned == p && (c.who.Provider < w.Provider || c.who.Provider == w.Provider && c.who.Model < w.Model) {
+				planned[c.sha], chosen[c.sha] = c.planned, c.who
+			}
+		}
+	}
+	out := make([]batchChunk, 0, len(all))
+	seen := map[string]bool{}
+	for _, c := range all {
+		if c.key != "" && c.who == chosen[c.sha] {
+			out = append(out, c)
+			seen[c.sha] = true
+		}
+	}
+	for _, c := range all {
+		if !seen[c.sha] {
+			out = append(out, batchChunk{sha: c.sha})
+			seen[c.sha] = true
+		}
+	}
+	return out, nil
 }
 
 // states returns the journal state of each chunk's request.
@@ -351,31 +486,35 @@ func (s *Store) states(ctx context.Context, chunks []batchChunk) (map[string]jou
 // segments are timed from the start of the chunk.
 type Part struct {
 	Chunk
-	Transcribed     bool
-	Provider, Model string
-	Text            string
-	Segments        []provider.Segment
+	Transcribed bool
+	Text        string
+	Segments    []provider.Segment
 }
 
-// Parts returns the content's chunks, in order, with their transcripts.
-func (s *Store) Parts(ctx context.Context, sha string) ([]Part, error) {
+// Parts returns the content's chunks for who (zero: its latest plan's),
+// in order, with their transcripts.
+func (s *Store) Parts(ctx context.Context, sha string, who Transcriber) ([]Part, error) {
+	who, err := s.latest(ctx, sha, who)
+	if err != nil || who.IsZero() {
+		return nil, err
+	}
 	return list(ctx, s, func(rows *sql.Rows) (Part, error) {
-		p := Part{Chunk: Chunk{SHA256: sha}}
+		p := Part{Chunk: Chunk{SHA256: sha, Transcriber: who}}
 		var start, dur int64
-		var prov, model, text, segs *string
-		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &prov, &model, &text, &segs); err != nil {
+		var text, segs *string
+		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &text, &segs); err != nil {
 			return p, err
 		}
 		p.Start, p.Duration = fromMicros(start), fromMicros(dur)
 		if text == nil {
 			return p, nil
 		}
-		p.Transcribed, p.Provider, p.Model, p.Text = true, *prov, *model, *text
+		p.Transcribed, p.Text = true, *text
 		if err := json.Unmarshal([]byte(*segs), &p.Segments); err != nil {
 			return p, fmt.Errorf("store: the transcript of chunk %d of %s cannot be read: %w", p.Index, sha[:min(12, len(sha))], err)
 		}
 		return p, nil
-	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.provider, t.model, t.text, t.segments
-		FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.idx = c.idx
-		WHERE c.sha256 = $1 ORDER BY c.idx`, sha)
+	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments
+		FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
+		WHERE c.sha256 = $1 AND c.provider = $2 AND c.model = $3 ORDER BY c.idx`, sha, who.Provider, who.Model)
 }

@@ -49,7 +49,7 @@ type Content struct {
 
 // AddBatch records the batch, unless it exists.
 func (s *Store) AddBatch(ctx context.Context, name string) error {
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("adding batch "+name), func(tx *sqlstore.Tx) error {
 		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
 			name, s.now().UnixMicro())
 		return err
@@ -66,7 +66,7 @@ func (s *Store) HasBatch(ctx context.Context, name string) (bool, error) {
 // whether the content is new to the archive, and whether the batch already
 // held the file with the same content and state.
 func (s *Store) PutFile(ctx context.Context, f File, c *Content) (newContent, unchanged bool, err error) {
-	err = s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	err = s.update(ctx, named("recording "+f.Path), func(tx *sqlstore.Tx) error {
 		newContent, unchanged = false, false
 		now := s.now().UnixMicro()
 		if c != nil {
@@ -156,7 +156,7 @@ func (s *Store) Files(ctx context.Context, batch string, states ...string) ([]Fi
 // FailContent marks the batch's files of the content sha as failed in
 // phase, before any payment, with the error msg.
 func (s *Store) FailContent(ctx context.Context, batch, sha, phase, msg string) error {
-	return s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	return s.update(ctx, named("marking the files of content "+shortSHA(sha)+" failed"), func(tx *sqlstore.Tx) error {
 		_, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $3, phase = $4, error = $5, updated_at = $6 WHERE batch = $1 AND sha256 = $2`,
 			batch, sha, Failed, phase, msg, s.now().UnixMicro())
 		return err
@@ -167,7 +167,7 @@ func (s *Store) FailContent(ctx context.Context, batch, sha, phase, msg string) 
 // returns how many it marked.
 func (s *Store) Requeue(ctx context.Context, batch, phase string) (int, error) {
 	var n int64
-	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	err := s.update(ctx, named("queueing the failed files of batch "+batch), func(tx *sqlstore.Tx) error {
 		r, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $2, phase = '', error = '', updated_at = $3
 			WHERE batch = $1 AND state = $4 AND phase = $5`, batch, Added, s.now().UnixMicro(), Failed, phase)
 		if err == nil {

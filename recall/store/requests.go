@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +125,7 @@ type Resolution struct {
 // given); not applied releases the hold, and the request may be retried.
 func (s *Store) Resolve(ctx context.Context, key string, res Resolution) (journal.Operation, error) {
 	var op journal.Operation
-	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+	err := s.update(ctx, named("resolving "+key), func(tx *sqlstore.Tx) error {
 		var err error
 		if op, err = s.j.ResolveTx(ctx, tx, key, res.Resolution); err != nil {
 			return err
@@ -152,24 +153,20 @@ func (s *Store) Resolve(ctx context.Context, key string, res Resolution) (journa
 		if err != nil {
 			return err
 		}
-		prov, _ := op.Evidence["provider"].(string)
-		model, _ := op.Evidence["model"].(string)
-		return putTranscript(ctx, tx, c, Transcript{Transcript: *res.Transcript, Provider: prov, Model: model, Cost: cost}, s.now())
+		return putTranscript(ctx, tx, c, Transcript{Transcript: *res.Transcript, Provider: c.Provider, Model: c.Model, Cost: cost}, s.now())
 	})
 	return op, err
 }
 
-// chunkOf returns the chunk that op pays for, named by its subject.
+// chunkOf returns the chunk that op pays for.
 func chunkOf(ctx context.Context, tx *sqlstore.Tx, op journal.Operation) (Chunk, error) {
-	sha, idx, _ := strings.Cut(op.Subject, "/")
-	c := Chunk{SHA256: sha, Key: op.Key}
-	var err error
-	if c.Index, err = strconv.Atoi(idx); err != nil {
-		return c, fmt.Errorf("store: operation %s has no chunk number in its subject %q", op.Key, op.Subject)
-	}
+	c := Chunk{Key: op.Key}
 	var start, dur int64
-	err = tx.SQL().QueryRowContext(ctx, `SELECT count, start_us, duration_us FROM recall_chunks WHERE sha256 = $1 AND idx = $2`, sha, c.Index).
-		Scan(&c.Count, &start, &dur)
+	err := tx.SQL().QueryRowContext(ctx, `SELECT sha256, provider, model, idx, count, start_us, duration_us FROM recall_chunks WHERE op_key = $1`, op.Key).
+		Scan(&c.SHA256, &c.Provider, &c.Model, &c.Index, &c.Count, &start, &dur)
 	c.Start, c.Duration = fromMicros(start), fromMicros(dur)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = fmt.Errorf("store: operation %s pays for no chunk of the archive", op.Key)
+	}
 	return c, err
 }

@@ -83,11 +83,111 @@ CREATE INDEX recall_search_tsv ON recall_search USING GIN (tsv);
 CREATE INDEX recall_search_chunk ON recall_search (sha256, idx);`
 )
 
+// budgetSQL keeps who changed each batch's budget, and when, and which of
+// a batch's chunks its budget refused: a refused chunk was never sent, and
+// goes when a run finds the money for it.
+const budgetSQL = `
+CREATE TABLE recall_budget_changes (
+	batch      TEXT NOT NULL REFERENCES recall_batches (name),
+	changed_at BIGINT NOT NULL,
+	old_amount BIGINT NOT NULL,
+	new_amount BIGINT NOT NULL,
+	changed_by TEXT NOT NULL,
+	how        TEXT NOT NULL
+);
+CREATE INDEX recall_budget_changes_batch ON recall_budget_changes (batch, changed_at);
+CREATE TABLE recall_refusals (
+	batch      TEXT NOT NULL REFERENCES recall_batches (name),
+	op_key     TEXT NOT NULL,
+	needed     BIGINT NOT NULL,
+	missing    BIGINT NOT NULL,
+	refused_at BIGINT NOT NULL,
+	PRIMARY KEY (batch, op_key)
+);
+`
+
+// A transcript is made by a provider's model: chunks, their transcripts
+// and the search index are kept per content, provider and model, so that
+// a run with another provider or model transcribes again what it has not
+// transcribed itself, and a sandbox's placeholders are told from real
+// transcripts. Existing chunks take the provider and model of their
+// content's transcripts; those without are filled in from their journal
+// operations when the store opens (backfillTranscribers), else "unknown".
+const (
+	transcriberSQLite = `
+CREATE TABLE recall_chunks_v5 (
+	sha256      TEXT NOT NULL REFERENCES recall_contents (sha256),
+	provider    TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	idx         INTEGER NOT NULL,
+	count       INTEGER NOT NULL,
+	start_us    BIGINT NOT NULL,
+	duration_us BIGINT NOT NULL,
+	op_key      TEXT NOT NULL UNIQUE,
+	planned_at  BIGINT NOT NULL DEFAULT 0,
+	PRIMARY KEY (sha256, provider, model, idx)
+);
+INSERT INTO recall_chunks_v5 (sha256, provider, model, idx, count, start_us, duration_us, op_key)
+	SELECT c.sha256,
+		COALESCE((SELECT t.provider FROM recall_transcripts t WHERE t.sha256 = c.sha256 AND t.provider <> '' ORDER BY t.idx LIMIT 1), ''),
+		COALESCE((SELECT t.model FROM recall_transcripts t WHERE t.sha256 = c.sha256 AND t.provider <> '' ORDER BY t.idx LIMIT 1), ''),
+		c.idx, c.count, c.start_us, c.duration_us, c.op_key
+	FROM recall_chunks c;
+CREATE TABLE recall_transcripts_v5 (
+	sha256     TEXT NOT NULL,
+	provider   TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	idx        INTEGER NOT NULL,
+	text       TEXT NOT NULL,
+	segments   TEXT NOT NULL,
+	request_id TEXT NOT NULL DEFAULT '',
+	cost       BIGINT NOT NULL,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (sha256, provider, model, idx),
+	FOREIGN KEY (sha256, provider, model, idx) REFERENCES recall_chunks_v5 (sha256, provider, model, idx) ON UPDATE CASCADE
+);
+INSERT INTO recall_transcripts_v5 (sha256, provider, model, idx, text, segments, request_id, cost, created_at)
+	SELECT t.sha256, c.provider, c.model, t.idx, t.text, t.segments, t.request_id, t.cost, t.created_at
+	FROM recall_transcripts t JOIN recall_chunks_v5 c ON c.sha256 = t.sha256 AND c.idx = t.idx;
+CREATE VIRTUAL TABLE recall_search_v5 USING fts5(
+	sha256 UNINDEXED, provider UNINDEXED, model UNINDEXED, idx UNINDEXED, start_us UNINDEXED, end_us UNINDEXED, text,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO recall_search_v5 (sha256, provider, model, idx, start_us, end_us, text)
+	SELECT s.sha256, c.provider, c.model, s.idx, s.start_us, s.end_us, s.text
+	FROM recall_search s JOIN recall_chunks_v5 c ON c.sha256 = s.sha256 AND c.idx = s.idx;
+DROP TABLE recall_search;
+DROP TABLE recall_transcripts;
+DROP TABLE recall_chunks;
+ALTER TABLE recall_chunks_v5 RENAME TO recall_chunks;
+ALTER TABLE recall_transcripts_v5 RENAME TO recall_transcripts;
+ALTER TABLE recall_search_v5 RENAME TO recall_search;
+`
+	transcriberPostgres = `
+ALTER TABLE recall_transcripts DROP CONSTRAINT recall_transcripts_sha256_idx_fkey;
+ALTER TABLE recall_chunks ADD COLUMN provider TEXT NOT NULL DEFAULT '', ADD COLUMN model TEXT NOT NULL DEFAULT '',
+	ADD COLUMN planned_at BIGINT NOT NULL DEFAULT 0;
+UPDATE recall_chunks c SET provider = t.provider, model = t.model
+	FROM (SELECT DISTINCT ON (sha256) sha256, provider, model FROM recall_transcripts WHERE provider <> '' ORDER BY sha256, idx) t
+	WHERE t.sha256 = c.sha256;
+ALTER TABLE recall_chunks DROP CONSTRAINT recall_chunks_pkey, ADD PRIMARY KEY (sha256, provider, model, idx);
+UPDATE recall_transcripts t SET provider = c.provider, model = c.model FROM recall_chunks c WHERE c.sha256 = t.sha256 AND c.idx = t.idx;
+ALTER TABLE recall_transcripts DROP CONSTRAINT recall_transcripts_pkey, ADD PRIMARY KEY (sha256, provider, model, idx),
+	ADD FOREIGN KEY (sha256, provider, model, idx) REFERENCES recall_chunks (sha256, provider, model, idx) ON UPDATE CASCADE;
+ALTER TABLE recall_search ADD COLUMN provider TEXT NOT NULL DEFAULT '', ADD COLUMN model TEXT NOT NULL DEFAULT '';
+UPDATE recall_search s SET provider = c.provider, model = c.model FROM recall_chunks c WHERE c.sha256 = s.sha256 AND c.idx = s.idx;
+DROP INDEX recall_search_chunk;
+CREATE INDEX recall_search_chunk ON recall_search (sha256, provider, model, idx);
+`
+)
+
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
 		{Component: component, Version: 1, Name: "batches, contents and items", SQLite: itemsSQL, Postgres: itemsSQL},
 		{Component: component, Version: 2, Name: "chunks and transcripts", SQLite: chunksSQL, Postgres: chunksSQL},
 		{Component: component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
+		{Component: component, Version: 4, Name: "budget changes and refusals", SQLite: budgetSQL, Postgres: budgetSQL},
+		{Component: component, Version: 5, Name: "transcripts by provider and model", SQLite: transcriberSQLite, Postgres: transcriberPostgres},
 	}
 }

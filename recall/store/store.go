@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -51,12 +52,64 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{
+	s := &Store{
 		db:  db,
 		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, Now: opts.Now}),
 		l:   ledger.New(db.LedgerStore(), opts.Now),
 		now: opts.Now,
-	}, nil
+	}
+	if err := s.backfillTranscribers(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: naming the provider of the archive's earlier transcripts: %w", err)
+	}
+	return s, nil
+}
+
+// backfillTranscribers names the provider and model of the chunks planned
+// before chunks recorded them (schema version 5) that no transcript
+// named: from their journal operations, where a run recorded them, else
+// Unknown. Their transcripts and search index follow.
+func (s *Store) backfillTranscribers(ctx context.Context) error {
+	type unnamed struct{ sha, key string }
+	rows, err := list(ctx, s, func(rows *sql.Rows) (u unnamed, err error) {
+		err = rows.Scan(&u.sha, &u.key)
+		return u, err
+	}, `SELECT sha256, op_key FROM recall_chunks WHERE provider = '' ORDER BY sha256, idx`)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	keys := map[string][]string{}
+	for _, u := range rows {
+		keys[u.sha] = append(keys[u.sha], u.key)
+	}
+	for sha, ks := range keys {
+		who := Transcriber{Provider: Unknown, Model: Unknown}
+		ops, err := s.j.List(ctx, journal.Filter{Keys: ks})
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			p, _ := op.Evidence["provider"].(string)
+			m, _ := op.Evidence["model"].(string)
+			if p != "" && m != "" {
+				who = Transcriber{Provider: p, Model: m}
+				break
+			}
+		}
+		err = s.db.Update(ctx, func(tx *sqlstore.Tx) error {
+			for _, table := range []string{"recall_chunks", "recall_search"} {
+				if _, err := tx.SQL().ExecContext(ctx, `UPDATE `+table+` SET provider = $2, model = $3 WHERE sha256 = $1 AND provider = ''`,
+					sha, who.Provider, who.Model); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the database.

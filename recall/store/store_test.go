@@ -51,7 +51,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 			if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 2 * time.Second, Probed: true}); err != nil {
 				t.Fatal(err)
 			}
-			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Count: 1, Duration: 2 * time.Second}})
+			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Transcriber: store.Transcriber{Provider: "openai", Model: "whisper-1"}, Count: 1, Duration: 2 * time.Second}})
 			if err != nil || len(chunks) != 1 || chunks[0].Key == "" {
 				t.Fatalf("plan: %+v, %v", chunks, err)
 			}
@@ -102,7 +102,7 @@ func (a *archive) money(t *testing.T) store.Money {
 // and each outcome settles or releases the hold it belongs to.
 func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 100); err != nil {
+		if _, err := a.s.SetBudget(a.ctx, "b", 100, "tester", "test"); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.send(t, 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
@@ -142,8 +142,8 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 		if err != nil || progress[sha] != store.Done {
 			t.Fatalf("progress: %v, %v", progress, err)
 		}
-		parts, err := a.s.Parts(a.ctx, sha)
-		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "sandbox" {
+		parts, err := a.s.Parts(a.ctx, sha, store.Transcriber{})
+		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "openai" {
 			t.Fatalf("parts: %+v, %v", parts, err)
 		}
 	})
@@ -154,7 +154,7 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 // it at the cost found or releases it.
 func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 0); err != nil {
+		if err := a.s.OpenAccount(a.ctx, "b"); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
@@ -195,9 +195,56 @@ func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 		if got, m := a.holds(t), a.money(t); got != "#1:voided,#2:settled" || m.Spent != 60 || m.Held != 0 || m.HeldAmbiguous != 0 {
 			t.Fatalf("after resolving applied: holds %q, %+v; want the second hold settled at the amount held", got, m)
 		}
-		hits, err := a.s.Search(a.ctx, []string{"found"}, 5)
+		hits, err := a.s.Search(a.ctx, []string{"found"}, 5, false)
 		if err != nil || len(hits) != 1 || hits[0].SHA256 != sha {
 			t.Fatalf("the resolution's transcript is not searchable: %+v, %v", hits, err)
+		}
+	})
+}
+
+// TestRefusalLeavesTheRequestToAnyWorker: a chunk the budget refused
+// stays pending, is counted as refused by budget, and another worker (the
+// next run, in another process) claims it at once; once sent, the refusal
+// is gone. A budget's changes are recorded, and setting it to what it is
+// records nothing.
+func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, a *archive) {
+		if c, err := a.s.SetBudget(a.ctx, "b", 100, "ann", "run --budget"); err != nil || c.Old != 0 || c.New != 100 {
+			t.Fatalf("set: %+v, %v", c, err)
+		}
+		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w1", 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
+			t.Fatalf("send past the budget: %v", err)
+		}
+		if err := a.s.Refuse(a.ctx, "b", a.chunk.Key, "w1", 150, 50); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := a.s.Progress(a.ctx, "b"); p[sha] != store.RefusedByBudget {
+			t.Fatalf("progress after a refusal: %v", p)
+		}
+		if rs, err := a.s.Refusals(a.ctx, "b"); err != nil || len(rs) != 1 || rs[0].Needed != 150 || rs[0].Missing != 50 || rs[0].SHA256 != sha {
+			t.Fatalf("refusals: %+v, %v", rs, err)
+		}
+		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w2"); err != nil {
+			t.Fatalf("another worker cannot claim a refused request: %v", err)
+		}
+		if c, err := a.s.SetBudget(a.ctx, "b", 100, "bob", "budget"); err != nil || c.Old != c.New {
+			t.Fatalf("the same budget again: %+v, %v", c, err)
+		}
+		if c, err := a.s.SetBudget(a.ctx, "b", 200, "bob", "budget"); err != nil || c.Old != 100 || c.New != 200 {
+			t.Fatalf("raise: %+v, %v", c, err)
+		}
+		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w2", 150); err != nil {
+			t.Fatal(err)
+		}
+		if rs, _ := a.s.Refusals(a.ctx, "b"); len(rs) != 0 {
+			t.Fatalf("refusals after the send: %+v", rs)
+		}
+		changes, err := a.s.BudgetChanges(a.ctx, "b")
+		if err != nil || len(changes) != 2 || changes[0].By != "ann" || changes[1].Old != 100 || changes[1].New != 200 || changes[1].How != "budget" {
+			t.Fatalf("changes: %+v, %v", changes, err)
 		}
 	})
 }

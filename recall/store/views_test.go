@@ -40,7 +40,7 @@ func TestViewsOfTheArchive(t *testing.T) {
 // marks; Search marks them [like this].
 func TestSearchMarksTheMatches(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, a *archive) {
-		if err := a.s.SetBudget(a.ctx, "b", 0); err != nil {
+		if err := a.s.OpenAccount(a.ctx, "b"); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.send(t, 60); err != nil {
@@ -52,11 +52,11 @@ func TestSearchMarksTheMatches(t *testing.T) {
 		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
 			t.Fatal(err)
 		}
-		hits, err := a.s.SearchMarked(a.ctx, []string{"harbour"}, 5, "\ue000", "\ue001")
+		hits, err := a.s.SearchMarked(a.ctx, []string{"harbour"}, 5, false, "\ue000", "\ue001")
 		if err != nil || len(hits) != 1 || hits[0].Snippet != "[music] the \ue000harbour\ue001 at dawn" || hits[0].Start != time.Second {
 			t.Fatalf("marked: %+q, %v", hits, err)
 		}
-		hits, err = a.s.Search(a.ctx, []string{"harbour"}, 5)
+		hits, err = a.s.Search(a.ctx, []string{"harbour"}, 5, false)
 		if err != nil || len(hits) != 1 || hits[0].Snippet != "[music] the [harbour] at dawn" {
 			t.Fatalf("search: %+q, %v", hits, err)
 		}

@@ -70,7 +70,11 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	if len(sum.Review) > 0 {
 		fmt.Fprintf(w, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
 	}
-	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens\n", sum.ListBytes, sum.ListTokens)
+	pages := ""
+	if sum.ListPages > 1 {
+		pages = fmt.Sprintf(", in %d pages (the largest %d bytes)", sum.ListPages, sum.LargestPage)
+	}
+	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens%s\n", sum.ListBytes, sum.ListTokens, pages)
 	for _, warning := range sum.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}

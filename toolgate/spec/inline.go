@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	json "github.com/segmentio/encoding/json"
@@ -35,25 +36,53 @@ func (d *Document) Inline(raw json.RawMessage, where string) (json.RawMessage, e
 // (maps, slices, strings, float64s, booleans). Parts of it are shared
 // with other schemas of the document; a caller must not change it.
 func (d *Document) Schema(raw json.RawMessage, where string) (any, error) {
-	return d.inline(raw, where, maxSchemaNodes, false)
+	s, _, err := d.inline(raw, where, limits{maxNodes: maxSchemaNodes, maxDepth: maxSchemaDepth})
+	return s, err
 }
 
 // SchemaWhole is Schema for a schema that is worth giving only whole: it
 // returns nil, and stops early, once the schema grows past maxNodes
 // subschemas or the depth limit.
 func (d *Document) SchemaWhole(raw json.RawMessage, where string, maxNodes int) (any, error) {
-	s, err := d.inline(raw, where, maxNodes, true)
-	if errors.Is(err, errTooLarge) {
+	s, _, err := d.inline(raw, where, limits{maxNodes: maxNodes, maxDepth: maxSchemaDepth, whole: true})
+	if errors.Is(err, ErrTooLarge) {
 		return nil, nil
 	}
 	return s, err
 }
 
-var errTooLarge = errors.New("spec: the schema is too large")
+// SchemaBrief is Schema as an agent reads it in a list of tools: cut
+// below depth (0 keeps the schema's own keywords and cuts its
+// subschemas; -1 cuts the schema itself), with descriptions shortened to
+// their first sentence. Each cut part keeps its type, if it has one, and
+// says, in its description, which of the document's schemas gives its
+// shape, and that the server checks it in full. The result never refuses
+// what Schema accepts. cut says whether anything was left out. Past
+// maxNodes subschemas it stops, and returns ErrTooLarge.
+func (d *Document) SchemaBrief(raw json.RawMessage, where string, depth, maxNodes int) (s any, cut bool, err error) {
+	s, cuts, err := d.inline(raw, where, limits{maxNodes: maxNodes, maxDepth: min(depth, maxSchemaDepth), brief: true})
+	return s, cuts > 0, err
+}
 
-func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole bool) (out any, err error) {
+// ErrTooLarge says that a schema has more subschemas than its caller
+// wants.
+var ErrTooLarge = errors.New("spec: the schema is too large")
+
+// limits bound an inlining.
+type limits struct {
+	// maxNodes caps the subschemas, maxDepth the depth; whole says to
+	// give up rather than cut the schema short.
+	maxNodes, maxDepth int
+	whole              bool
+	// brief shortens descriptions, has cuts say where the shape of what
+	// they leave out is, and gives up past maxNodes.
+	brief bool
+}
+
+// inline inlines raw within lim, and counts the places it cut.
+func (d *Document) inline(raw json.RawMessage, where string, lim limits) (out any, cuts int, err error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -61,16 +90,21 @@ func (d *Document) inline(raw json.RawMessage, where string, maxNodes int, whole
 		// As for loading: a panic here is a bug, and a server must not
 		// stop over one tool's schema.
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("spec: %s: its schema could not be described (internal error: %v)", where, p)
+			out, cuts, err = nil, 0, fmt.Errorf("spec: %s: its schema could not be described (internal error: %v)", where, p)
 		}
 	}()
 	s, err := d.schemaOf(raw, where, where)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	in := inliner{d: d, where: where, active: map[*schema]bool{}, maxNodes: maxNodes, whole: whole}
-	return in.schema(s, 0)
+	in := inliner{d: d, where: where, active: map[*schema]bool{}, limits: lim}
+	out, err = in.schema(s, 0)
+	return out, in.cuts, err
 }
+
+// BriefCutNote starts the description of a part of a brief schema that
+// is left out.
+const BriefCutNote = "Not described here"
 
 // tooLarge is the open schema that stands for what the limits cut.
 const tooLarge = "(too deep or too large to describe here)"
@@ -80,13 +114,15 @@ type inliner struct {
 	where  string           // the operation, for notes
 	active map[*schema]bool // schemas being inlined by reference on the current path
 	nodes  int
-	// maxNodes caps the subschemas; whole says to give up rather than
-	// cut the schema short.
-	maxNodes int
-	whole    bool
+	limits
 	// deepest is the depth the walk reached; cuts counts the places where
 	// it left a schema open (recursion or limits).
 	deepest, cuts int
+	// within is the referenced schema being inlined, and withinName its
+	// name, which brief cuts give as where to read the shape of what
+	// they leave out.
+	within     *schema
+	withinName string
 }
 
 // expansion is a referenced schema inlined once, to be reused wherever
@@ -97,16 +133,84 @@ type expansion struct {
 	nodes, height int
 }
 
-// cut stands for a schema the limits leave out: an open schema that says
-// so, or, for a schema given whole or not at all, errTooLarge.
-func (in *inliner) cut() (any, error) {
-	if in.whole {
-		return nil, errTooLarge
+// cut stands for s, which the limits leave out (nil for what is left of
+// a list): an open schema that says so, or, for a schema given whole or
+// not at all, or brief past its budget, ErrTooLarge.
+func (in *inliner) cut(s *schema) (any, error) {
+	if in.whole || in.brief && in.spent() {
+		return nil, ErrTooLarge
 	}
 	in.cuts++
 	in.nodes++
-	return map[string]any{"description": tooLarge}, nil
+	if !in.brief {
+		return map[string]any{"description": tooLarge}, nil
+	}
+	out := map[string]any{}
+	var desc string
+	name := in.withinName
+	if s != nil {
+		if s.ref != "" {
+			name = refName(s.ref)
+		}
+		t, d := in.head(s)
+		if t != nil {
+			out["type"] = t
+		}
+		if d != "" {
+			desc = Brief(d, briefSchemaText) + " "
+		}
+	}
+	shape := "its shape is in the API's document"
+	switch {
+	case s != nil && (s.ref != "" || s == in.within):
+		shape = "its shape is " + name + " in the API's document"
+	case name != "":
+		shape = "its shape is part of " + name + " in the API's document"
+	}
+	out["description"] = desc + "(" + BriefCutNote + ": " + shape + "; the server checks it in full.)"
+	return out, nil
 }
+
+// head returns the type s declares, with null when s is nullable, or nil
+// if it declares none, and its description; those of the schema it refers
+// to where it has none of its own.
+func (in *inliner) head(s *schema) (types any, desc string) {
+	nullable := s.nullable
+	t := s.get("type")
+	desc, _ = s.get("description").(string)
+	for hops := 0; (t == nil || desc == "") && s.ref != "" && hops < 8; hops++ {
+		target := s.target
+		if target == nil {
+			var err error
+			if target, err = in.d.schemaRef(s.ref, s.refAt.String(), in.where); err != nil {
+				break
+			}
+			s.target = target
+		}
+		s = target
+		nullable = nullable || s.nullable
+		if t == nil {
+			t = s.get("type")
+		}
+		if desc == "" {
+			desc, _ = s.get("description").(string)
+		}
+	}
+	switch x := t.(type) {
+	case string:
+		if nullable && x != "null" {
+			return []any{x, "null"}, desc
+		}
+	case []any:
+		if nullable && !slices.Contains(x, any("null")) {
+			return append(slices.Clip(x), "null"), desc
+		}
+	}
+	return t, desc
+}
+
+// refName is the last part of a reference: the schema's name.
+func refName(ref string) string { return ref[strings.LastIndex(ref, "/")+1:] }
 
 // spent says whether the budget is spent, so that what is left of a list
 // goes undescribed.
@@ -122,10 +226,20 @@ func (in *inliner) schema(s *schema, depth int) (any, error) {
 		return s.value, nil
 	}
 	in.deepest = max(in.deepest, depth)
-	if depth > maxSchemaDepth || in.nodes+s.cost > in.maxNodes {
-		return in.cut()
+	if in.brief && in.nodes+s.cost > in.maxNodes {
+		return nil, ErrTooLarge
+	}
+	if depth > in.maxDepth || in.nodes+s.cost > in.maxNodes {
+		return in.cut(s)
+	}
+	if in.brief && s.ref != "" && depth+1 > in.maxDepth {
+		// The schema it refers to would be cut: the cut stands for both,
+		// so that its note is not lost under the reference's own
+		// description.
+		return in.cut(s)
 	}
 	in.nodes += s.cost
+	cutsBefore := in.cuts
 	out := make(map[string]any, len(s.kws)+1)
 	oneOfCut, ifCut := false, false
 	for _, k := range s.kws {
@@ -145,11 +259,12 @@ func (in *inliner) schema(s *schema, depth int) (any, error) {
 			items := make([]any, 0, len(v))
 			for _, e := range v {
 				if in.spent() {
-					if _, err := in.cut(); err != nil {
+					c, err := in.cut(nil)
+					if err != nil {
 						return nil, err
 					}
 					if k.name == "anyOf" || k.name == "oneOf" {
-						items = append(items, map[string]any{"description": tooLarge})
+						items = append(items, c)
 					}
 					break
 				}
@@ -165,7 +280,7 @@ func (in *inliner) schema(s *schema, depth int) (any, error) {
 			m := make(map[string]any, min(len(v), in.maxNodes))
 			for _, p := range v {
 				if in.spent() {
-					if _, err := in.cut(); err != nil {
+					if _, err := in.cut(nil); err != nil {
 						return nil, err
 					}
 					break
@@ -178,8 +293,16 @@ func (in *inliner) schema(s *schema, depth int) (any, error) {
 			}
 			out[k.name] = m
 		default:
+			if d, ok := v.(string); ok && in.brief && k.name == "description" {
+				v = Brief(d, briefSchemaText)
+			}
 			out[k.name] = v
 		}
+	}
+	if in.cuts > cutsBefore {
+		// What a cut part would have evaluated, the rest would refuse.
+		delete(out, "unevaluatedProperties")
+		delete(out, "unevaluatedItems")
 	}
 	if ifCut {
 		delete(out, "if")
@@ -251,20 +374,29 @@ func (in *inliner) ref(s *schema, depth int) (any, error) {
 	if in.active[t] {
 		in.cuts++
 		in.nodes++
-		return map[string]any{"description": "(recursive: another " + s.ref[strings.LastIndex(s.ref, "/")+1:] + ")"}, nil
+		return map[string]any{"description": "(recursive: another " + refName(s.ref) + ")"}, nil
 	}
-	if e := t.exp; e != nil && in.nodes+e.nodes <= in.maxNodes && depth+e.height <= maxSchemaDepth {
+	// Brief expansions have their descriptions shortened: they are kept
+	// apart.
+	exp := &t.exp
+	if in.brief {
+		exp = &t.briefExp
+	}
+	if e := *exp; e != nil && in.nodes+e.nodes <= in.maxNodes && depth+e.height <= in.maxDepth {
 		in.nodes += e.nodes
 		in.deepest = max(in.deepest, depth+e.height)
 		return e.schema, nil
 	}
 	nodes, deepest, cuts := in.nodes, in.deepest, in.cuts
+	within, withinName := in.within, in.withinName
 	in.deepest = depth
 	in.active[t] = true
+	in.within, in.withinName = t, refName(s.ref)
 	out, err := in.schema(t, depth)
+	in.within, in.withinName = within, withinName
 	delete(in.active, t)
 	if err == nil && in.cuts == cuts {
-		t.exp = &expansion{schema: out, nodes: in.nodes - nodes, height: in.deepest - depth}
+		*exp = &expansion{schema: out, nodes: in.nodes - nodes, height: in.deepest - depth}
 	}
 	in.deepest = max(in.deepest, deepest)
 	return out, err

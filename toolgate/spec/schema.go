@@ -36,8 +36,9 @@ type schema struct {
 	// cost is the schema's own share of an inlining budget: one, and more
 	// for long lists and texts.
 	cost int
-	// exp is its inlining, kept once an inlining cut nothing.
-	exp *expansion
+	// exp is its inlining, kept once an inlining cut nothing, and
+	// briefExp its brief one.
+	exp, briefExp *expansion
 }
 
 // keyword is a keyword and its converted value: a literal (decoded JSON

@@ -1,0 +1,98 @@
+package cli_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/recall/cli"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+)
+
+// binary runs the recall-archive binary bin with env added to the
+// environment.
+func binary(t *testing.T, bin string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := exitCode(err)
+	if code < 0 {
+		t.Fatalf("%q: %v", args, err)
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+// TestBudgetCommandAndPlainRuns runs the binary: 'run --budget' sets the
+// batch's budget, a plain 'run' keeps it, a run asking for another is
+// refused and says how to change it, 'budget' changes it and lists who
+// changed it; what the budget refused is reported as such, with what it
+// lacks, retry-failed leaves it, and the next run after the budget is
+// raised sends it.
+func TestBudgetCommandAndPlainRuns(t *testing.T) {
+	bin := buildBinary(t)
+	rec := t.TempDir()
+	for i := range 4 {
+		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
+		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+			"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 200+50*i, 30+i), path).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+	}
+	sb := sandbox.New(sandbox.Options{})
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { sb.Close(); srv.Close() })
+	env := []string{"RECALL_DB=" + filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME=" + t.TempDir(), "USER=ann"}
+	if r := binary(t, bin, env, "add", "bb", rec); r.code != 0 {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	runArgs := []string{"run", "bb", "--provider-url", srv.URL, "--workers", "1"}
+
+	// Each recording costs $0.0031 to $0.0034: $0.004 pays for one.
+	r := binary(t, bin, env, append(runArgs, "--budget", "0.004")...)
+	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "1 recordings done") || !strings.Contains(r.stdout, "3 refused by budget") ||
+		!strings.Contains(r.stdout, "needs $0.00") || !strings.Contains(r.stdout, "recall-archive budget bb") || strings.Contains(r.stdout, "retry-failed") {
+		t.Fatalf("run --budget 0.004: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = binary(t, bin, env, runArgs...)
+	if !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "1 recordings done") || len(sb.Charges()) != 1 {
+		t.Fatalf("a plain run after run --budget: exit %d, %d charges\n%s%s", r.code, len(sb.Charges()), r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "status", "bb"); !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "3 refused by budget") {
+		t.Fatalf("status: %s%s", r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "retry-failed", "bb", "--safe-only", "--queue-only"); r.code != 0 || !strings.Contains(r.stdout, "0 files and 0 requests") {
+		t.Fatalf("retry-failed after refusals: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = binary(t, bin, env, append(runArgs, "--budget", "0.05")...)
+	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "budget of $0.004000") || !strings.Contains(r.stderr, "'recall-archive budget bb 0.050000'") || len(sb.Charges()) != 1 {
+		t.Fatalf("run with another budget: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "budget", "bb", "0.05", "--by", "bob"); r.code != 0 || !strings.Contains(r.stdout, "changed from $0.004000 to $0.050000") {
+		t.Fatalf("budget bb 0.05: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "budget", "bb", "0.05"); r.code != 0 || !strings.Contains(r.stdout, "stays $0.050000") {
+		t.Fatalf("budget bb 0.05 again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "budget", "bb", "lots"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, `"lots"`) {
+		t.Fatalf("budget bb lots: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, runArgs...); r.code != 0 || !strings.Contains(r.stdout, "4 recordings done") || len(sb.Charges()) != 4 {
+		t.Fatalf("run after raising the budget: exit %d, %d charges\n%s%s", r.code, len(sb.Charges()), r.stdout, r.stderr)
+	}
+	r = binary(t, bin, env, "budget", "bb")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 4 || !strings.Contains(lines[2], "none -> $0.004000  by ann (run --budget)") ||
+		!strings.Contains(lines[3], "$0.004000 -> $0.050000  by bob (budget)") {
+		t.Fatalf("budget bb: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = binary(t, bin, env, "__complete", "bu"); !strings.Contains(r.stdout, "budget\t") {
+		t.Errorf("the shells' completion does not know the budget command:\n%s", r.stdout)
+	}
+}

@@ -1,0 +1,18 @@
+//go:build !unix
+
+package media
+
+import "sync"
+
+// held are the lock files held by this process. Elsewhere than on Unix,
+// the lock keeps out this process's other writers only.
+var held sync.Map
+
+// tryLock takes the lock of the file path without waiting: ok is false
+// when another writer of this process holds it.
+func tryLock(path string) (unlock func(), ok bool, err error) {
+	if _, taken := held.LoadOrStore(path, true); taken {
+		return nil, false, nil
+	}
+	return func() { held.Delete(path) }, true, nil
+}

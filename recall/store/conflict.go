@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rubicon-go/rubicon/sqlstore"
+)
+
+// conflictTries bounds how often a transaction that met another writer's
+// is run again.
+const conflictTries = 6
+
+// ConflictError reports a change that kept conflicting with other runs
+// writing the same rows at the same time, after it was tried again. It
+// happened before any paid request it was part of: running the command
+// again goes on.
+type ConflictError struct {
+	// What names the change, such as "planning the chunks of content 5e0e…".
+	What  string
+	Tries int
+	Err   error
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("store: %s conflicted with other runs writing the same records at the same time (%d tries; %s); nothing was lost: run the command again",
+		e.What, e.Tries, conflictKind(e.Err))
+}
+
+func (e *ConflictError) Unwrap() error { return e.Err }
+
+// sqlStater is a PostgreSQL error (pgconn.PgError), read without importing
+// the driver.
+type sqlStater interface{ SQLState() string }
+
+// conflictKind says, in words, how a change met another one; "" if it did
+// not.
+func conflictKind(err error) string {
+	var se sqlStater
+	if errors.As(err, &se) {
+		switch se.SQLState() {
+		case "23505":
+			return "another run inserted the same record first"
+		case "40001":
+			return "a serialization failure"
+		case "40P01":
+			return "a deadlock"
+		case "55P03":
+			return "a row lock was not available"
+		}
+	}
+	if errors.Is(err, sqlstore.ErrLocked) {
+		return "the database stayed locked by another process"
+	}
+	return ""
+}
+
+// update runs fn in a write transaction, and runs it again, after a short
+// random pause, when it failed only because another writer changed the
+// same records at the same moment: a unique key inserted first, a
+// serialization failure or a deadlock on PostgreSQL, a lock held too long
+// on SQLite. what names the change for the error that reports giving up.
+func (s *Store) update(ctx context.Context, what func() string, fn func(*sqlstore.Tx) error) error {
+	return s.again(ctx, what, func() error { return s.db.Update(ctx, fn) })
+}
+
+// again runs do until it succeeds, fails otherwise than by a conflict, or
+// conflicted conflictTries times.
+func (s *Store) again(ctx context.Context, what func() string, do func() error) error {
+	var err error
+	for try := 1; ; try++ {
+		if err = do(); err == nil || conflictKind(err) == "" {
+			return err
+		}
+		if try == conflictTries {
+			return &ConflictError{What: what(), Tries: try, Err: err}
+		}
+		pause := time.Duration(rand.Int64N(int64(10*time.Millisecond) << try))
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(pause):
+		}
+	}
+}
+
+// shortSHA abbreviates a content's hash for messages.
+func shortSHA(sha string) string { return sha[:min(12, len(sha))] }
+
+// named returns a constant description for update.
+func named(s string) func() string { return func() string { return s } }
