@@ -11,7 +11,7 @@ BENCHCOUNT ?= 10
 ## test: lint, the whole test suite under the race detector, the
 ## comparison module's tests, and a short fuzzing run.
 test: lint
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 	cd bench && $(GO) test -race ./...
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 
@@ -55,16 +55,18 @@ bench-journal:
 bench-hash:
 	$(GO) test -run '^$$' -bench Hash -benchtime 5x -count 3 ./recall
 
-## bench-toolgate: toolgate serve's cold start on GitHub's and Kubernetes'
-## descriptions (Kubernetes' also served by a Node peer, installed into
-## .cache/npm from the npm registry when missing) and a tool call's
-## overhead against calling the upstream directly.
+## bench-toolgate: toolgate serve's cold start on GitHub's, Kubernetes' and
+## Stripe's descriptions in tools and search mode (Kubernetes' also served
+## by a Node peer, installed into .cache/npm from the npm registry when
+## missing), what finding and calling one operation costs in search mode,
+## and a tool call's overhead against calling the upstream directly.
 PEER = @ivotoby/openapi-mcp-server@1.16.1
 bench-toolgate:
 	@grep -qs '"version": "1.16.1"' .cache/npm/node_modules/@ivotoby/openapi-mcp-server/package.json || \
 		npm install --prefix .cache/npm --no-audit --no-fund --silent --ignore-scripts --no-save $(PEER)
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 20x -count 3 ./cmd/toolgate
-	$(GO) test -run '^$$' -bench 'Call' -benchtime 3000x -count 3 ./cmd/toolgate
+	$(GO) test -run '^$$' -bench 'FindAndCall' -benchtime 3x ./cmd/toolgate
+	$(GO) test -run '^$$' -bench '^BenchmarkCall$$' -benchtime 3000x -count 3 ./cmd/toolgate
 
 ## callpath: the files one recall-archive run chunk passes through, as
 ## docs/architecture.md counts them (bench/callpath.sh; ffmpeg, python3).

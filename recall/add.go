@@ -114,6 +114,10 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 	info, err := a.tools.Probe(ctx, c.path)
 	switch {
 	case err == nil:
+		// A recording is priced by the audio it holds, not by its header.
+		if d, err := a.tools.AudioDuration(ctx, c.path); err == nil && d > 0 {
+			info.Duration = d
+		}
 		res.info, res.probed = info, true
 	case errors.Is(err, media.ErrNotInstalled):
 		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()

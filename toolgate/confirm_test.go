@@ -115,15 +115,16 @@ const confirmSecret = "s3cr3t-upstream-token"
 // against the shop API on loopback, which needs the upstream secret and
 // counts what it applies.
 type confirmEnv struct {
-	api *shopapi.API
-	up  *httptest.Server
-	srv *mcp.Server
-	j   *journal.Journal
+	api  *shopapi.API
+	up   *httptest.Server
+	srv  *mcp.Server
+	j    *journal.Journal
+	mode config.Mode
 }
 
-func newConfirmEnv(t *testing.T, configYAML string, upstream http.Handler) *confirmEnv {
+func newConfirmEnv(t *testing.T, mode config.Mode, configYAML string, upstream http.Handler) *confirmEnv {
 	t.Helper()
-	e := &confirmEnv{api: shopapi.New()}
+	e := &confirmEnv{api: shopapi.New(), mode: mode}
 	e.api.Token = confirmSecret
 	if upstream == nil {
 		upstream = e.api
@@ -142,14 +143,12 @@ func newConfirmEnv(t *testing.T, configYAML string, upstream http.Handler) *conf
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.srv, err = toolgate.NewServer(cat, caller); err != nil {
-		t.Fatal(err)
-	}
+	e.srv = newServer(t, mode, cat, caller)
 	return e
 }
 
 // connect connects a client at protocol version (empty: the newest).
-func (e *confirmEnv) connect(t *testing.T, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+func (e *confirmEnv) connect(t *testing.T, opts *mcp.ClientOptions, version string) *gate {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
@@ -161,7 +160,7 @@ func (e *confirmEnv) connect(t *testing.T, opts *mcp.ClientOptions, version stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return &gate{cs, e.mode}
 }
 
 // person answers elicitations as told, and keeps what it was asked.
@@ -207,219 +206,230 @@ var protocols = []struct{ name, version string }{{"asked during the call", "2025
 // confirm through the Go SDK's client, which answers each question as a
 // person would, and counts what the upstream applies.
 func TestConfirmThroughElicitation(t *testing.T) {
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			e := newConfirmEnv(t, "tools: {refundOrder: {expose: confirm}, listOrders: {expose: confirm}}", nil)
-			p := &person{}
-			cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, proto.version)
-			if got := cs.InitializeResult().ProtocolVersion; proto.version != "" && got != proto.version || proto.version == "" && got < "2026-07-28" {
-				t.Fatalf("negotiated protocol %s", got)
-			}
-			refund := map[string]any{"id": "o1", "X-Reason": "damaged"}
-			for _, c := range []struct {
-				answer *mcp.ElicitResult
-				want   string
-			}{
-				{decline, "NOT SENT: the person declined this call to refundOrder. Nothing was sent. Do not call it again unless the person asks you to."},
-				{cancel, "NOT SENT: the person dismissed this call to refundOrder without accepting it. Nothing was sent."},
-				{unticked, "NOT SENT: the person declined this call to refundOrder."},
-			} {
-				p.says(c.answer)
+	inModes(t, func(t *testing.T, mode config.Mode) {
+		for _, proto := range protocols {
+			t.Run(proto.name, func(t *testing.T) {
+				e := newConfirmEnv(t, mode, "tools: {refundOrder: {expose: confirm}, listOrders: {expose: confirm}}", nil)
+				p := &person{}
+				cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, proto.version)
+				if got := cs.InitializeResult().ProtocolVersion; proto.version != "" && got != proto.version || proto.version == "" && got < "2026-07-28" {
+					t.Fatalf("negotiated protocol %s", got)
+				}
+				refund := map[string]any{"id": "o1", "X-Reason": "damaged"}
+				for _, c := range []struct {
+					answer *mcp.ElicitResult
+					want   string
+				}{
+					{decline, "NOT SENT: the person declined this call to refundOrder. Nothing was sent. Do not call it again unless the person asks you to."},
+					{cancel, "NOT SENT: the person dismissed this call to refundOrder without accepting it. Nothing was sent."},
+					{unticked, "NOT SENT: the person declined this call to refundOrder."},
+				} {
+					p.says(c.answer)
+					res, text := call(t, cs, "refundOrder", refund)
+					if res == nil || !res.IsError || text != c.want && !strings.HasPrefix(text, c.want) {
+						t.Errorf("answered %s: %q", c.answer.Action, text)
+					}
+				}
+				if n := e.api.Effects(); n != 0 {
+					t.Fatalf("the upstream applied %d changes after declines, want 0", n)
+				}
+				// A declined call leaves nothing open in the journal: it never
+				// came near the boundary.
+				if ops, err := e.j.List(context.Background(), journal.Filter{Kind: toolgate.JournalKind}); err != nil || len(ops) != 0 {
+					t.Fatalf("journal after declines: %v %+v", err, ops)
+				}
+
+				p.says(accept)
 				res, text := call(t, cs, "refundOrder", refund)
-				if res == nil || !res.IsError || text != c.want && !strings.HasPrefix(text, c.want) {
-					t.Errorf("answered %s: %q", c.answer.Action, text)
+				if res == nil || res.IsError || !strings.Contains(text, `"refunded":"o1"`) || e.api.Effects() != 1 {
+					t.Fatalf("accepted: %q; upstream applied %d", text, e.api.Effects())
 				}
-			}
-			if n := e.api.Effects(); n != 0 {
-				t.Fatalf("the upstream applied %d changes after declines, want 0", n)
-			}
-			// A declined call leaves nothing open in the journal: it never
-			// came near the boundary.
-			if ops, err := e.j.List(context.Background(), journal.Filter{Kind: toolgate.JournalKind}); err != nil || len(ops) != 0 {
-				t.Fatalf("journal after declines: %v %+v", err, ops)
-			}
-
-			p.says(accept)
-			res, text := call(t, cs, "refundOrder", refund)
-			if res == nil || res.IsError || !strings.Contains(text, `"refunded":"o1"`) || e.api.Effects() != 1 {
-				t.Fatalf("accepted: %q; upstream applied %d", text, e.api.Effects())
-			}
-			ops, err := e.j.List(context.Background(), journal.Filter{Kind: toolgate.JournalKind})
-			if err != nil || len(ops) != 1 || ops[0].State != journal.Applied || ops[0].Evidence["confirmed"] == nil {
-				t.Fatalf("journal after the accepted call: %v %+v", err, ops)
-			}
-
-			// The person saw exactly what was sent, without the secret.
-			asked := p.questions()
-			if len(asked) != 4 {
-				t.Fatalf("the person was asked %d times, want 4", len(asked))
-			}
-			q := asked[0]
-			for _, want := range []string{"refundOrder, a destructive tool", "POST " + e.up.URL + "/orders/o1/refund\n", "X-Reason: damaged\n", `"Send it" ticked`} {
-				if !strings.Contains(q.Message, want) {
-					t.Errorf("the question lacks %q:\n%s", want, q.Message)
+				ops, err := e.j.List(context.Background(), journal.Filter{Kind: toolgate.JournalKind})
+				if err != nil || len(ops) != 1 || ops[0].State != journal.Applied || ops[0].Evidence["confirmed"] == nil {
+					t.Fatalf("journal after the accepted call: %v %+v", err, ops)
 				}
-			}
-			if strings.Contains(q.Message, confirmSecret) || !strings.Contains(q.Message, "\nAuthorization: [the API's credentials, added as it is sent; not shown]\n") {
-				t.Errorf("the question shows the credentials:\n%s", q.Message)
-			}
-			schema, _ := json.Marshal(q.RequestedSchema)
-			if !strings.Contains(string(schema), `"send":{`) || !strings.Contains(string(schema), `"required":["send"]`) {
-				t.Errorf("requested schema %s", schema)
-			}
 
-			// A read can be confirmed too, and its question shows the
-			// query as it is sent.
-			res, text = call(t, cs, "listOrders", map[string]any{"limit": 5})
-			if res == nil || res.IsError || !strings.Contains(p.questions()[4].Message, "GET "+e.up.URL+"/orders?limit=5\n") {
-				t.Errorf("listOrders: %q; asked %q", text, p.questions()[4].Message)
-			}
+				// The person saw exactly what was sent, without the secret.
+				asked := p.questions()
+				if len(asked) != 4 {
+					t.Fatalf("the person was asked %d times, want 4", len(asked))
+				}
+				q := asked[0]
+				for _, want := range []string{"refundOrder, a destructive tool", "POST " + e.up.URL + "/orders/o1/refund\n", "X-Reason: damaged\n", `"Send it" ticked`} {
+					if !strings.Contains(q.Message, want) {
+						t.Errorf("the question lacks %q:\n%s", want, q.Message)
+					}
+				}
+				if strings.Contains(q.Message, confirmSecret) || !strings.Contains(q.Message, "\nAuthorization: [the API's credentials, added as it is sent; not shown]\n") {
+					t.Errorf("the question shows the credentials:\n%s", q.Message)
+				}
+				schema, _ := json.Marshal(q.RequestedSchema)
+				if !strings.Contains(string(schema), `"send":{`) || !strings.Contains(string(schema), `"required":["send"]`) {
+					t.Errorf("requested schema %s", schema)
+				}
 
-			// A client that cannot ask a person gets a refusal, and
-			// nothing is sent.
-			bare := e.connect(t, nil, proto.version)
-			res, text = call(t, bare, "refundOrder", refund)
-			want := "NOT SENT: refundOrder needs a person's confirmation through MCP elicitation (a form), which this client does not support. Nothing was sent."
-			if res == nil || !res.IsError || !strings.HasPrefix(text, want) || e.api.Effects() != 1 {
-				t.Errorf("client without elicitation: %q; upstream applied %d", text, e.api.Effects())
-			}
-		})
-	}
+				// A read can be confirmed too, and its question shows the
+				// query as it is sent.
+				res, text = call(t, cs, "listOrders", map[string]any{"limit": 5})
+				if res == nil || res.IsError || !strings.Contains(p.questions()[4].Message, "GET "+e.up.URL+"/orders?limit=5\n") {
+					t.Errorf("listOrders: %q; asked %q", text, p.questions()[4].Message)
+				}
+
+				// A client that cannot ask a person gets a refusal, and
+				// nothing is sent.
+				bare := e.connect(t, nil, proto.version)
+				res, text = call(t, bare, "refundOrder", refund)
+				want := "NOT SENT: refundOrder needs a person's confirmation through MCP elicitation (a form), which this client does not support. Nothing was sent."
+				if res == nil || !res.IsError || !strings.HasPrefix(text, want) || e.api.Effects() != 1 {
+					t.Errorf("client without elicitation: %q; upstream applied %d", text, e.api.Effects())
+				}
+			})
+		}
+	})
 }
 
 // TestConfirmShowsTheBody checks that the question shows a body as it is
 // sent.
 func TestConfirmShowsTheBody(t *testing.T) {
-	e := newConfirmEnv(t, "tools: {createOrder: {expose: confirm}}", nil)
-	p := &person{}
-	p.says(accept)
-	cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, "")
-	res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 2}})
-	if res == nil || res.IsError || e.api.Orders() != 1 {
-		t.Fatalf("createOrder: %q", text)
-	}
-	msg := p.questions()[0].Message
-	for _, want := range []string{"POST " + e.up.URL + "/orders\n", "Content-Type: application/json\n", "\n{\"quantity\":2,\"sku\":\"A1\"}\n"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the question lacks %q:\n%s", want, msg)
+	inModes(t, func(t *testing.T, mode config.Mode) {
+		e := newConfirmEnv(t, mode, "tools: {createOrder: {expose: confirm}}", nil)
+		p := &person{}
+		p.says(accept)
+		cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, "")
+		res, text := call(t, cs, "createOrder", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 2}})
+		if res == nil || res.IsError || e.api.Orders() != 1 {
+			t.Fatalf("createOrder: %q", text)
 		}
-	}
-	if strings.Contains(msg, "The agent's arguments") {
-		t.Errorf("the question repeats the arguments of a body shown whole:\n%s", msg)
-	}
+		msg := p.questions()[0].Message
+		for _, want := range []string{"POST " + e.up.URL + "/orders\n", "Content-Type: application/json\n", "\n{\"quantity\":2,\"sku\":\"A1\"}\n"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the question lacks %q:\n%s", want, msg)
+			}
+		}
+		if strings.Contains(msg, "The agent's arguments") {
+			t.Errorf("the question repeats the arguments of a body shown whole:\n%s", msg)
+		}
+	})
 }
 
 // TestConfirmWaitIsBounded checks that the wait for the person is bounded
 // by confirm_timeout, and that the tool's deadline starts only once they
 // have answered.
 func TestConfirmWaitIsBounded(t *testing.T) {
-	for _, proto := range protocols {
-		t.Run(proto.name, func(t *testing.T) {
-			e := newConfirmEnv(t, "tools: {refundOrder: {expose: confirm, deadline: 300ms, confirm_timeout: 2s}, deleteOrder: {expose: confirm, confirm_timeout: 200ms}}", nil)
-			p := &person{}
-			cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, proto.version)
+	inModes(t, func(t *testing.T, mode config.Mode) {
+		for _, proto := range protocols {
+			t.Run(proto.name, func(t *testing.T) {
+				e := newConfirmEnv(t, mode, "tools: {refundOrder: {expose: confirm, deadline: 300ms, confirm_timeout: 2s}, deleteOrder: {expose: confirm, confirm_timeout: 200ms}}", nil)
+				p := &person{}
+				cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, proto.version)
 
-			// The person takes longer than the deadline to accept; the
-			// call still has its whole deadline.
-			p.answer = func(ctx context.Context) (*mcp.ElicitResult, error) {
-				time.Sleep(600 * time.Millisecond)
-				return accept, nil
-			}
-			if res, text := call(t, cs, "refundOrder", map[string]any{"id": "o1"}); res == nil || res.IsError || e.api.Effects() != 1 {
-				t.Fatalf("accepted after longer than the deadline: %q", text)
-			}
-
-			// The person does not answer within the time allowed.
-			p.answer = func(ctx context.Context) (*mcp.ElicitResult, error) {
-				select {
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				case <-time.After(400 * time.Millisecond):
+				// The person takes longer than the deadline to accept; the
+				// call still has its whole deadline.
+				p.answer = func(ctx context.Context) (*mcp.ElicitResult, error) {
+					time.Sleep(600 * time.Millisecond)
 					return accept, nil
 				}
-			}
-			res, text := call(t, cs, "deleteOrder", map[string]any{"id": "o1"})
-			if res == nil || !res.IsError || !strings.HasPrefix(text, "NOT SENT: ") || !strings.Contains(text, "200ms") || e.api.Effects() != 1 {
-				t.Errorf("answer after the time allowed: %q; upstream applied %d", text, e.api.Effects())
-			}
-		})
-	}
+				if res, text := call(t, cs, "refundOrder", map[string]any{"id": "o1"}); res == nil || res.IsError || e.api.Effects() != 1 {
+					t.Fatalf("accepted after longer than the deadline: %q", text)
+				}
+
+				// The person does not answer within the time allowed.
+				p.answer = func(ctx context.Context) (*mcp.ElicitResult, error) {
+					select {
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					case <-time.After(400 * time.Millisecond):
+						return accept, nil
+					}
+				}
+				res, text := call(t, cs, "deleteOrder", map[string]any{"id": "o1"})
+				if res == nil || !res.IsError || !strings.HasPrefix(text, "NOT SENT: ") || !strings.Contains(text, "200ms") || e.api.Effects() != 1 {
+					t.Errorf("answer after the time allowed: %q; upstream applied %d", text, e.api.Effects())
+				}
+			})
+		}
+	})
 }
 
 // TestConfirmAnswerCountsOnce plays the client's side of the newest
 // protocol by hand: an answer counts for the call it was asked about,
 // once.
 func TestConfirmAnswerCountsOnce(t *testing.T) {
-	e := newConfirmEnv(t, "tools: {refundOrder: {expose: confirm}}", nil)
-	cs := e.connect(t, &mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
-	}, "")
-	ctx := context.Background()
-	refund := func(id, state string, answer mcp.InputResponse) *mcp.CallToolResult {
-		t.Helper()
-		p := &mcp.CallToolParams{Name: "refundOrder", Arguments: map[string]any{"id": id}, RequestState: state}
-		if answer != nil {
-			p.InputResponses = mcp.InputResponseMap{"confirm": answer}
+	inModes(t, func(t *testing.T, mode config.Mode) {
+		e := newConfirmEnv(t, mode, "tools: {refundOrder: {expose: confirm}}", nil)
+		cs := e.connect(t, &mcp.ClientOptions{
+			MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		}, "")
+		ctx := context.Background()
+		refund := func(id, state string, answer mcp.InputResponse) *mcp.CallToolResult {
+			t.Helper()
+			p := cs.params("refundOrder", map[string]any{"id": id})
+			p.RequestState = state
+			if answer != nil {
+				p.InputResponses = mcp.InputResponseMap{"confirm": answer}
+			}
+			res, err := cs.CallTool(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
 		}
-		res, err := cs.CallTool(ctx, p)
-		if err != nil {
-			t.Fatal(err)
+		text := func(r *mcp.CallToolResult) string {
+			if len(r.Content) == 0 {
+				return ""
+			}
+			return r.Content[0].(*mcp.TextContent).Text
 		}
-		return res
-	}
-	text := func(r *mcp.CallToolResult) string {
-		if len(r.Content) == 0 {
-			return ""
+		asked := refund("o1", "", nil)
+		q, ok := asked.InputRequests["confirm"].(*mcp.ElicitParams)
+		if !asked.NeedsInput() || !ok || !strings.Contains(q.Message, "/orders/o1/refund") || asked.RequestState == "" || e.api.Effects() != 0 {
+			t.Fatalf("first call: %+v", asked)
 		}
-		return r.Content[0].(*mcp.TextContent).Text
-	}
-	asked := refund("o1", "", nil)
-	q, ok := asked.InputRequests["confirm"].(*mcp.ElicitParams)
-	if !asked.NeedsInput() || !ok || !strings.Contains(q.Message, "/orders/o1/refund") || asked.RequestState == "" || e.api.Effects() != 0 {
-		t.Fatalf("first call: %+v", asked)
-	}
-	// An answer with a state that is not the server's, or that was asked
-	// about other arguments, is a new question.
-	for _, c := range []struct{ id, state string }{{"o1", "forged.state"}, {"o1", ""}, {"o2", asked.RequestState}} {
-		if r := refund(c.id, c.state, accept); !r.NeedsInput() || e.api.Effects() != 0 {
-			t.Errorf("answer for %s with state %.12q: %+v %q", c.id, c.state, r, text(r))
+		// An answer with a state that is not the server's, or that was asked
+		// about other arguments, is a new question.
+		for _, c := range []struct{ id, state string }{{"o1", "forged.state"}, {"o1", ""}, {"o2", asked.RequestState}} {
+			if r := refund(c.id, c.state, accept); !r.NeedsInput() || e.api.Effects() != 0 {
+				t.Errorf("answer for %s with state %.12q: %+v %q", c.id, c.state, r, text(r))
+			}
 		}
-	}
-	if r := refund("o1", asked.RequestState, accept); r.IsError || !strings.Contains(text(r), "refunded") || e.api.Effects() != 1 {
-		t.Fatalf("accepted: %q", text(r))
-	}
-	r := refund("o1", asked.RequestState, accept)
-	if !r.IsError || !strings.Contains(text(r), "has already been used for a call") || e.api.Effects() != 1 {
-		t.Errorf("the same answer again: %q; upstream applied %d", text(r), e.api.Effects())
-	}
+		if r := refund("o1", asked.RequestState, accept); r.IsError || !strings.Contains(text(r), "refunded") || e.api.Effects() != 1 {
+			t.Fatalf("accepted: %q", text(r))
+		}
+		r := refund("o1", asked.RequestState, accept)
+		if !r.IsError || !strings.Contains(text(r), "has already been used for a call") || e.api.Effects() != 1 {
+			t.Errorf("the same answer again: %q; upstream applied %d", text(r), e.api.Effects())
+		}
+	})
 }
 
 // TestConfirmNotAskedWhenRefused checks that a person is not asked about
 // a call the guard refuses: one on a resource whose last call is
 // ambiguous.
 func TestConfirmNotAskedWhenRefused(t *testing.T) {
-	var refunds atomic.Int32
-	api := shopapi.New()
-	api.Token = confirmSecret
-	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/refund") && refunds.Add(1) == 1 {
-			http.Error(w, "bad gateway", http.StatusBadGateway)
-			return
+	inModes(t, func(t *testing.T, mode config.Mode) {
+		var refunds atomic.Int32
+		api := shopapi.New()
+		api.Token = confirmSecret
+		up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/refund") && refunds.Add(1) == 1 {
+				http.Error(w, "bad gateway", http.StatusBadGateway)
+				return
+			}
+			api.ServeHTTP(w, r)
+		})
+		e := newConfirmEnv(t, mode, "tools: {refundOrder: {expose: confirm}}", up)
+		p := &person{}
+		p.says(accept)
+		cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, "")
+		if _, text := call(t, cs, "refundOrder", map[string]any{"id": "o1"}); !strings.HasPrefix(text, "OUTCOME UNKNOWN") {
+			t.Fatalf("first refund: %q", text)
 		}
-		api.ServeHTTP(w, r)
+		_, text := call(t, cs, "refundOrder", map[string]any{"id": "o1", "X-Reason": "again"})
+		if !strings.HasPrefix(text, "REFUSED") || len(p.questions()) != 1 || refunds.Load() != 1 {
+			t.Errorf("second refund: %q; asked %d times; upstream saw %d refunds", text, len(p.questions()), refunds.Load())
+		}
 	})
-	e := newConfirmEnv(t, "tools: {refundOrder: {expose: confirm}}", up)
-	p := &person{}
-	p.says(accept)
-	cs := e.connect(t, &mcp.ClientOptions{ElicitationHandler: p.handle}, "")
-	if _, text := call(t, cs, "refundOrder", map[string]any{"id": "o1"}); !strings.HasPrefix(text, "OUTCOME UNKNOWN") {
-		t.Fatalf("first refund: %q", text)
-	}
-	_, text := call(t, cs, "refundOrder", map[string]any{"id": "o1", "X-Reason": "again"})
-	if !strings.HasPrefix(text, "REFUSED") || len(p.questions()) != 1 || refunds.Load() != 1 {
-		t.Errorf("second refund: %q; asked %d times; upstream saw %d refunds", text, len(p.questions()), refunds.Load())
-	}
 }
 
 // TestConfirmWithoutAPerson checks that a call path that gives no

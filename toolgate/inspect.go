@@ -45,6 +45,9 @@ type Summary struct {
 	ListTokens  int `json:"tools_list_tokens"`
 	ListPages   int `json:"tools_list_pages"`
 	LargestPage int `json:"tools_list_largest_page_bytes"`
+	// SearchListBytes is the size of the tools/list answer in search
+	// mode (serve --mode search).
+	SearchListBytes int `json:"search_tools_list_bytes"`
 	// Review names the tools flagged for review.
 	Review   []string `json:"review"`
 	Warnings []string `json:"warnings"`
@@ -96,14 +99,19 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 		s.LargestPage = max(s.LargestPage, len(p))
 	}
 	s.ListPages, s.ListTokens = len(pages), s.ListBytes/4
+	search, err := c.SearchListJSON()
+	if err != nil {
+		return nil, s, err
+	}
+	s.SearchListBytes = len(search)
 	switch {
 	case s.Exposed > 128:
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface: defaults: {expose: none} and a tag rule per tag to serve (tags: {TAG: {expose: true}})", s.Exposed))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients keep only the first 128, many work badly past 40; narrow the surface: defaults: {expose: none} and a tag rule per tag to serve (tags: {TAG: {expose: true}}), or serve --mode search", s.Exposed))
 	case s.Exposed > 40:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tools exposed: some clients work badly past 40; consider narrowing the surface (defaults.expose: none or read, and tag rules)", s.Exposed))
 	}
 	if s.ListTokens > 100_000 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("tools/list is about %d tokens: more than many models' whole context; narrow the surface", s.ListTokens))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("tools/list is about %d tokens: more than many models' whole context; narrow the surface, or serve --mode search (%d bytes)", s.ListTokens, s.SearchListBytes))
 	}
 	s.Notes = []string{}
 	for _, n := range c.Doc.Notes() {

@@ -162,6 +162,10 @@ func TestKubernetesListInPages(t *testing.T) {
 		t.Errorf("%d tools listed in %d pages; %d exposed", len(seen), pages, len(exposed))
 	}
 	t.Logf("%d tools in %d pages, the largest %d bytes", len(seen), pages, largest)
+	// inspect counts the same pages.
+	if _, sum, err := cat.Inspect(); err != nil || sum.ListPages != pages || sum.LargestPage > 300<<10 || sum.ListBytes < pages*100<<10 {
+		t.Errorf("inspect counts %d pages, %d bytes, the largest %d (%v); the client got %d pages", sum.ListPages, sum.ListBytes, sum.LargestPage, err, pages)
+	}
 	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: "not base64!"}); err == nil || !strings.Contains(err.Error(), "from the start") {
 		t.Errorf("a cursor toolgate did not give: %v", err)
 	}
@@ -193,13 +197,19 @@ func TestCutSchemaListedWholeSchemaChecked(t *testing.T) {
 		t.Fatalf("the listed schema describes the pod's containers: the cut is deeper than this test needs")
 	}
 	// body.spec.containers[0].name must be a string, which only the
-	// whole schema says.
+	// whole schema says. One caller compiles it once for both calls.
+	up := newRecorder(t, nil)
+	c, _ := caller(t, cat, up.URL, config.Auth{}, "")
 	deep := `{"namespace": "default", "body": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": 5, "image": "nginx"}]}}}`
-	if got := refused(t, cat, tl.Name, deep); !strings.Contains(got, "body.spec.containers[0].name is 5; it must be a string") {
-		t.Errorf("the refusal says %q", got)
+	if res := callTool(t, c, tl.Name, deep); !res.IsError || !strings.Contains(res.Text, "body.spec.containers[0].name is 5; it must be a string") ||
+		!strings.Contains(res.Text, "Nothing was sent") || len(up.requests()) != 0 {
+		t.Errorf("a container named 5: %q; the upstream got %d requests", res.Text, len(up.requests()))
 	}
 	valid := strings.Replace(deep, `"name": 5`, `"name": "web"`, 1)
-	if got := sent(t, cat, tl.Name, valid); got.Method != "POST" || !strings.Contains(got.Body, `"web"`) {
+	if res := callTool(t, c, tl.Name, valid); res.IsError {
+		t.Fatalf("a valid pod: %s", res.Text)
+	}
+	if got := up.only(t); got.Method != "POST" || !strings.Contains(got.Body, `"web"`) {
 		t.Errorf("sent %+v", got)
 	}
 }

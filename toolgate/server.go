@@ -33,24 +33,33 @@ func (c *Catalog) MCPTools() ([]*mcp.Tool, error) {
 	exposed := c.Exposed()
 	tools := make([]*mcp.Tool, 0, len(exposed))
 	for _, t := range exposed {
-		in, err := c.ListedInputSchema(t)
+		tool, err := c.MCPTool(t)
 		if err != nil {
 			return nil, err
-		}
-		destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
-		desc := t.Description
-		if t.Confirm {
-			// The agent learns why a call can come back unsent.
-			desc = strings.TrimSpace(desc + "\n\nEach call is shown to a person first, and sent only if they accept it.")
-		}
-		tool := &mcp.Tool{
-			Name: t.Name, Title: t.Title, Description: desc, InputSchema: in,
-			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Annotations.ReadOnly, DestructiveHint: &destructive,
-				IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &openWorld},
 		}
 		tools = append(tools, tool)
 	}
 	return tools, nil
+}
+
+// MCPTool returns t as tools/list describes it; search mode describes it
+// the same way.
+func (c *Catalog) MCPTool(t *Tool) (*mcp.Tool, error) {
+	in, err := c.ListedInputSchema(t)
+	if err != nil {
+		return nil, err
+	}
+	destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
+	desc := t.Description
+	if t.Confirm {
+		// The agent learns why a call can come back unsent.
+		desc = strings.TrimSpace(desc + "\n\nEach call is shown to a person first, and sent only if they accept it.")
+	}
+	return &mcp.Tool{
+		Name: t.Name, Title: t.Title, Description: desc, InputSchema: in,
+		Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: t.Annotations.ReadOnly, DestructiveHint: &destructive,
+			IdempotentHint: t.Annotations.Idempotent, OpenWorldHint: &openWorld},
+	}, nil
 }
 
 // NewServer returns an MCP server whose tools are cat's exposed tools,
@@ -75,15 +84,14 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
-		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
-	e := newElicitation()
+	s := newMCPServer(cat)
+	calls := newToolCalls(cat, caller)
 	// A tool that needs a person's confirmation is called through the
 	// SDK's registry, bound to the tool, and asks through elicitation.
 	for _, tool := range tools {
 		if t := cat.Callable(tool.Name); t.Confirm {
 			s.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return e.serve(req, func(person Confirmer) Result { return caller.Call(ctx, t, req.Params.Arguments, person) }), nil
+				return calls.call(ctx, req, t, req.Params.Arguments), nil
 			})
 		}
 	}
@@ -99,19 +107,57 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params"}
 				}
 				// The tool is found once per call, among the exposed ones.
-				t := cat.Callable(r.Params.Name)
+				t, err := calls.find(r.Params.Name)
 				switch {
-				case t == nil:
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+				case err != nil:
+					return nil, err
 				case t.Confirm:
 					return next(ctx, method, req) // the SDK's, to the tool's handler registered above
 				}
-				return result(caller.Call(ctx, t, r.Params.Arguments, nil)), nil
+				return calls.call(ctx, r, t, r.Params.Arguments), nil
 			}
 			return next(ctx, method, req)
 		}
 	})
 	return s, nil
+}
+
+// newMCPServer returns the MCP server of cat's tools, without any.
+func newMCPServer(cat *Catalog) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+}
+
+// toolCalls is the one way a call reaches a tool, whichever way the
+// server presents the tools (one MCP tool each, or search mode's
+// call_operation): it finds the tool among the exposed ones, and calls it
+// through the caller, asking a person first when the tool needs it.
+type toolCalls struct {
+	cat    *Catalog
+	caller *Caller
+	e      *elicitation
+}
+
+func newToolCalls(cat *Catalog, caller *Caller) *toolCalls {
+	return &toolCalls{cat: cat, caller: caller, e: newElicitation()}
+}
+
+// find returns the exposed tool name, or the error that a call of a tool
+// the server does not have gets: a hidden tool is unknown, and nothing
+// tells it from one the document does not have.
+func (c *toolCalls) find(name string) (*Tool, error) {
+	if t := c.cat.Callable(name); t != nil {
+		return t, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// call calls t, found by find, with args for the client's request req.
+func (c *toolCalls) call(ctx context.Context, req *mcp.CallToolRequest, t *Tool, args json.RawMessage) *mcp.CallToolResult {
+	if t.Confirm {
+		return c.e.serve(req, func(person Confirmer) Result { return c.caller.Call(ctx, t, args, person) })
+	}
+	return result(c.caller.Call(ctx, t, args, nil))
 }
 
 // result turns a call's result into MCP's: the answer as text, and as
@@ -175,8 +221,8 @@ func (c *Catalog) ListJSON() ([]byte, error) {
 // and owns what runs beside it: the recovery of the calls that a stopped
 // process left in flight.
 type Gateway struct {
-	// Server is the MCP server ([NewServer]) whose tools call through
-	// Caller.
+	// Server is the MCP server ([NewServer], or [NewSearchServer] in
+	// search mode) whose tools call through Caller.
 	Server *mcp.Server
 	Caller *Caller
 	// Log receives a line, without a prefix, for each call that recovery

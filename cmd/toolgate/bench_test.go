@@ -138,23 +138,27 @@ const peerPackage = "@ivotoby/openapi-mcp-server"
 // largest page and the largest tool. The example shop's seven
 // operations are the baseline: what starting the process and a session
 // costs whatever the document. Kubernetes' and Stripe's documents are
-// the corpus's; GitHub's is $TOOLGATE_GITHUB_SPEC. Kubernetes' document is
-// also served by a Node peer (peerPackage), in the same run.
+// the corpus's; GitHub's is $TOOLGATE_GITHUB_SPEC. Each of the three is
+// served in tools mode and in search mode. Kubernetes' document is also
+// served by a Node peer (peerPackage), in the same run.
 func BenchmarkColdStart(b *testing.B) {
 	k8s := testspecs.Corpus(b, "k8s-swagger.json")
 	for _, c := range []struct {
 		name string
 		cmd  func(b *testing.B, db string) *exec.Cmd
 	}{
-		{"shop", toolgateServe(shopSpec)},
-		{"github", toolgateServe(testspecs.GitHub(b))},
-		{"kubernetes", toolgateServe(k8s)},
+		{"shop", toolgateServe(shopSpec, "tools")},
+		{"github", toolgateServe(testspecs.GitHub(b), "tools")},
+		{"github-search", toolgateServe(testspecs.GitHub(b), "search")},
+		{"kubernetes", toolgateServe(k8s, "tools")},
+		{"kubernetes-search", toolgateServe(k8s, "search")},
 		{"kubernetes-node-peer", func(b *testing.B, _ string) *exec.Cmd {
 			env := nodeFor(b, "20", peerPackage)
 			return exec.Command(env.node, filepath.Join(env.modules, peerPackage, "bin", "mcp-server.js"),
 				"--transport", "stdio", "--openapi-spec", k8s, "--api-base-url", "http://127.0.0.1:1")
 		}},
-		{"stripe", toolgateServe(testspecs.Corpus(b, "stripe-spec3-2022.json"))},
+		{"stripe", toolgateServe(testspecs.Corpus(b, "stripe-spec3-2022.json"), "tools")},
+		{"stripe-search", toolgateServe(testspecs.Corpus(b, "stripe-spec3-2022.json"), "search")},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			db := filepath.Join(b.TempDir(), "journal.db")
@@ -184,10 +188,115 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 }
 
-// toolgateServe returns the command that serves spec over stdio.
-func toolgateServe(spec string) func(*testing.B, string) *exec.Cmd {
+// BenchmarkFindAndCall measures what an agent spends, in bytes of
+// JSON-RPC messages over stdio and in tokens estimated at one per 4
+// bytes, to find and call one operation of a large API in search mode:
+// the search request and its answer, the describe request for the best
+// result and its answer, and the call request; and, for comparison, the
+// tools/list it reads in each mode before any of that. Nothing is timed:
+// ns/op is the whole session's.
+func BenchmarkFindAndCall(b *testing.B) {
+	for _, c := range []struct {
+		name, spec, query string
+		args              map[string]any
+	}{
+		{"github", testspecs.GitHub(b), "create an issue in repo o/r", map[string]any{"owner": "o", "repo": "r", "body": map[string]any{"title": "Found a bug"}}},
+		{"kubernetes", testspecs.Corpus(b, "k8s-swagger.json"), "list the pods in namespace default", map[string]any{"namespace": "default"}},
+		{"stripe", testspecs.Corpus(b, "stripe-spec3-2022.json"), "refund charge ch_1", map[string]any{"body": map[string]any{"charge": "ch_1"}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			db := filepath.Join(b.TempDir(), "journal.db")
+			var f findCost
+			for b.Loop() {
+				f = findAndCall(b, c.spec, db, c.query, c.args)
+			}
+			b.ReportMetric(float64(f.search)/4, "search-tokens")
+			b.ReportMetric(float64(f.describe)/4, "describe-tokens")
+			b.ReportMetric(float64(f.call)/4, "call-tokens")
+			b.ReportMetric(float64(f.search+f.describe+f.call)/4, "find-call-tokens")
+			b.ReportMetric(float64(f.searchList)/4, "search-list-tokens")
+			b.Logf("%s: %q found %s first", c.name, c.query, f.found)
+		})
+	}
+}
+
+// findCost is what finding and calling one operation costs, in bytes.
+type findCost struct {
+	searchList             int // search mode's tools/list answer
+	search, describe, call int // request and answer; describe's; the call's request
+	found                  string
+}
+
+// findAndCall plays an agent in search mode over stdio: it lists the
+// tools, searches for query, describes the best result and calls it with
+// args, counting the bytes of each message.
+func findAndCall(tb testing.TB, spec, db, query string, args map[string]any) findCost {
+	cmd := exec.Command(binary, "serve", spec, "--stdio", "--mode", "search", "--upstream", "http://127.0.0.1:1", "--db", db)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	id := 1
+	// exchange sends a request and returns its size and the answer.
+	exchange := func(method string, params any) (int, []byte) {
+		id++
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		req = append(req, '\n')
+		stdin.Write(req)
+		want := []byte(fmt.Sprintf(`"id":%d`, id))
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				tb.Fatalf("toolgate serve: %v\n%s", err, stderr.String())
+			}
+			if bytes.Contains(line[:min(len(line), 40)], want) {
+				return len(req), line
+			}
+		}
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	var f findCost
+	_, list := exchange("tools/list", map[string]any{})
+	f.searchList = len(list)
+	n, answer := exchange("tools/call", map[string]any{"name": "search_operations", "arguments": map[string]any{"query": query}})
+	f.search = n + len(answer)
+	var res struct {
+		Result struct{ Content []struct{ Text string } }
+	}
+	if err := json.Unmarshal(answer, &res); err != nil || len(res.Result.Content) == 0 {
+		tb.Fatalf("search_operations answered %.300s", answer)
+	}
+	lines := strings.Split(res.Result.Content[0].Text, "\n")
+	if len(lines) < 2 {
+		tb.Fatalf("search_operations found nothing: %s", res.Result.Content[0].Text)
+	}
+	f.found, _, _ = strings.Cut(lines[1], " ")
+	n, answer = exchange("tools/call", map[string]any{"name": "describe_operation", "arguments": map[string]any{"name": f.found}})
+	f.describe = n + len(answer)
+	n, _ = exchange("tools/call", map[string]any{"name": "call_operation", "arguments": map[string]any{"name": f.found, "arguments": args}})
+	f.call = n
+	return f
+}
+
+// toolgateServe returns the command that serves spec over stdio in mode.
+func toolgateServe(spec, mode string) func(*testing.B, string) *exec.Cmd {
 	return func(_ *testing.B, db string) *exec.Cmd {
-		return exec.Command(binary, "serve", spec, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+		return exec.Command(binary, "serve", spec, "--stdio", "--mode", mode, "--upstream", "http://127.0.0.1:1", "--db", db)
 	}
 }
 
@@ -195,6 +304,10 @@ func TestColdStartHarness(t *testing.T) {
 	l := firstList(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"))
 	if l.first <= 0 || l.all < l.first || l.tools != 4 || l.pages != 1 || l.bytes < 1000 || l.largestTool < 100 || l.peak < 1<<20 {
 		t.Errorf("%+v", l)
+	}
+	f := findAndCall(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"), "place an order", map[string]any{"body": map[string]any{"sku": "A1", "quantity": 1}})
+	if f.found != "createOrder" || f.search < 200 || f.describe < 200 || f.call < 50 || f.searchList < 1000 {
+		t.Errorf("finding and calling createOrder: %+v", f)
 	}
 }
 

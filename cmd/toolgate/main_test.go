@@ -47,6 +47,34 @@ func TestMain(m *testing.M) {
 
 const shopSpec = "../../examples/shop/openapi.yaml"
 
+// modes are the two ways toolgate serve presents the tools. The cases
+// that call tools through a real client run in both: a call through
+// search mode must meet everything a call of a listed tool meets.
+var modes = []string{"tools", "search"}
+
+// inModes runs test once per mode, as a subtest named after it.
+func inModes(t *testing.T, test func(t *testing.T, mode string)) {
+	t.Helper()
+	for _, m := range modes {
+		t.Run(m, func(t *testing.T) { test(t, m) })
+	}
+}
+
+// modeEnv tells the Node scripts of testdata the mode the server is in.
+func modeEnv(mode string, env []string) []string {
+	return append([]string{"TOOLGATE_MODE=" + mode}, env...)
+}
+
+// callParams returns the parameters of a call of the tool name with
+// args, as an agent makes it in mode: by the tool's name, or through
+// call_operation.
+func callParams(mode, name string, args map[string]any) *mcp.CallToolParams {
+	if mode == "search" {
+		return &mcp.CallToolParams{Name: "call_operation", Arguments: map[string]any{"name": name, "arguments": args}}
+	}
+	return &mcp.CallToolParams{Name: name, Arguments: args}
+}
+
 // upstream serves the example API on loopback. Placing an order for SKU
 // B7 applies it and then drops the connection unanswered.
 func upstream(t testing.TB) (*shopapi.API, string) {
@@ -108,6 +136,8 @@ func serveHTTP(t *testing.T, env []string, args ...string) string {
 // session is what the TypeScript client reports.
 type session struct {
 	Server struct{ Name string }
+	// Listed is what tools/list gave, in search mode.
+	Listed []string
 	Tools  []struct {
 		Name        string
 		Annotations struct {
@@ -128,6 +158,9 @@ func checkSession(t *testing.T, s session, api *shopapi.API) {
 	t.Helper()
 	if s.Server.Name != "toolgate" {
 		t.Errorf("server name %q", s.Server.Name)
+	}
+	if s.Listed != nil && strings.Join(s.Listed, " ") != "search_operations describe_operation call_operation" {
+		t.Errorf("search mode lists %v", s.Listed)
 	}
 	names := map[string]bool{}
 	for _, tl := range s.Tools {
@@ -195,27 +228,33 @@ func typescript(t *testing.T, env []string, args ...string) session {
 }
 
 func TestTypeScriptClientOverStdio(t *testing.T) {
-	api, base := upstream(t)
-	db := filepath.Join(t.TempDir(), "journal.db")
-	s := typescript(t, nil, "stdio", binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", db)
-	checkSession(t, s, api)
-	calls := run(t, "calls", "--db", db)
-	if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
-		t.Errorf("toolgate calls does not show the lost call:\n%s", calls)
-	}
+	inModes(t, func(t *testing.T, mode string) {
+		api, base := upstream(t)
+		db := filepath.Join(t.TempDir(), "journal.db")
+		s := typescript(t, modeEnv(mode, nil), "stdio", binary, "serve", shopSpec, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+		checkSession(t, s, api)
+		calls := run(t, "calls", "--db", db)
+		if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
+			t.Errorf("toolgate calls does not show the lost call:\n%s", calls)
+		}
+	})
 }
 
 func TestTypeScriptClientOverHTTP(t *testing.T) {
-	api, base := upstream(t)
-	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
-	checkSession(t, typescript(t, nil, "http", url), api)
+	inModes(t, func(t *testing.T, mode string) {
+		api, base := upstream(t)
+		url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--mode", mode, "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
+		checkSession(t, typescript(t, modeEnv(mode, nil), "http", url), api)
+	})
 }
 
 func TestTypeScriptClientWithToken(t *testing.T) {
-	api, base := upstream(t)
-	token := []string{"TOOLGATE_TOKEN=0123456789abcdef0123"}
-	url := serveHTTP(t, token, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
-	checkSession(t, typescript(t, token, "http", url), api)
+	inModes(t, func(t *testing.T, mode string) {
+		api, base := upstream(t)
+		token := []string{"TOOLGATE_TOKEN=0123456789abcdef0123"}
+		url := serveHTTP(t, token, "--http", "127.0.0.1:0", "--mode", mode, "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
+		checkSession(t, typescript(t, modeEnv(mode, token), "http", url), api)
+	})
 }
 
 // run runs toolgate and returns its standard output.
@@ -232,47 +271,49 @@ func run(t *testing.T, args ...string) string {
 }
 
 func TestGoClientOverStdioAndResolve(t *testing.T) {
-	api, base := upstream(t)
-	db := filepath.Join(t.TempDir(), "journal.db")
-	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	connect := func() *mcp.ClientSession {
-		cmd := exec.Command(binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", db)
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatal(err)
+	inModes(t, func(t *testing.T, mode string) {
+		api, base := upstream(t)
+		db := filepath.Join(t.TempDir(), "journal.db")
+		ctx := context.Background()
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		connect := func() *mcp.ClientSession {
+			cmd := exec.Command(binary, "serve", shopSpec, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cs
 		}
-		return cs
-	}
-	lost := &mcp.CallToolParams{Name: "createOrder", Arguments: map[string]any{"body": map[string]any{"sku": "B7", "quantity": 1}}}
-	cs := connect()
-	res, err := cs.CallTool(ctx, lost)
-	if err != nil || !res.IsError {
-		t.Fatalf("lost answer: %v %+v", err, res)
-	}
-	cs.Close()
+		lost := callParams(mode, "createOrder", map[string]any{"body": map[string]any{"sku": "B7", "quantity": 1}})
+		cs := connect()
+		res, err := cs.CallTool(ctx, lost)
+		if err != nil || !res.IsError {
+			t.Fatalf("lost answer: %v %+v", err, res)
+		}
+		cs.Close()
 
-	// The refusal outlives the process: the journal keeps it.
-	cs = connect()
-	defer cs.Close()
-	res, err = cs.CallTool(ctx, lost)
-	if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "REFUSED") {
-		t.Fatalf("identical call in a new process: %v %+v", err, res)
-	}
-	key := regexp.MustCompile(`toolgate/createOrder/\S+`).FindString(run(t, "calls", "--db", db))
-	if key == "" {
-		t.Fatal("toolgate calls lists no key")
-	}
-	if out := run(t, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db); !strings.Contains(out, "not_applied") {
-		t.Errorf("resolve said %q", out)
-	}
-	// Settled as not applied, the same call may go again; this time the
-	// upstream answers.
-	lostOnce := api.Effects()
-	res, err = cs.CallTool(ctx, lost)
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
-		t.Errorf("call after resolving not applied: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
-	}
+		// The refusal outlives the process: the journal keeps it.
+		cs = connect()
+		defer cs.Close()
+		res, err = cs.CallTool(ctx, lost)
+		if err != nil || !res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "REFUSED") {
+			t.Fatalf("identical call in a new process: %v %+v", err, res)
+		}
+		key := regexp.MustCompile(`toolgate/createOrder/\S+`).FindString(run(t, "calls", "--db", db))
+		if key == "" {
+			t.Fatal("toolgate calls lists no key")
+		}
+		if out := run(t, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db); !strings.Contains(out, "not_applied") {
+			t.Errorf("resolve said %q", out)
+		}
+		// Settled as not applied, the same call may go again; this time the
+		// upstream answers.
+		lostOnce := api.Effects()
+		res, err = cs.CallTool(ctx, lost)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+			t.Errorf("call after resolving not applied: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
+		}
+	})
 }
 
 func TestHTTPRefusesForeignOriginsAndMissingTokens(t *testing.T) {

@@ -38,7 +38,7 @@ func TestDemo(t *testing.T) {
 	// estimate and holds the other half for the two ambiguous calls; in the
 	// end, the estimate is spent and nothing is held.
 	estimate := dollars(t, text, `batch interviews: 4 recordings, \S+ of audio, \$([0-9.]+) at`)
-	first := regexp.MustCompile(`money: budget \S+, spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
+	first := regexp.MustCompile(`money: spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
 	if len(first) != 2 {
 		t.Fatalf("%d money lines after the runs (run, then retry-failed --safe-only, which runs the batch again), want 2:\n%s", len(first), text)
 	}

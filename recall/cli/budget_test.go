@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -94,5 +95,54 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 	}
 	if r = binary(t, bin, env, "__complete", "bu"); !strings.Contains(r.stdout, "budget\t") {
 		t.Errorf("the shells' completion does not know the budget command:\n%s", r.stdout)
+	}
+}
+
+// TestBudgetOfTheEstimate runs the binary: with a truncated MP3 (whose
+// header claims five times its audio) and a 2 s file among the
+// recordings, a budget equal to what 'estimate' says transcribes every
+// one, and the provider charges exactly that.
+func TestBudgetOfTheEstimate(t *testing.T) {
+	bin := buildBinary(t)
+	rec, tmp := t.TempDir(), t.TempDir()
+	ffmpeg := func(out string, args ...string) {
+		t.Helper()
+		if b, err := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...).CombinedOutput(); err != nil {
+			t.Fatalf("ffmpeg: %v\n%s", err, b)
+		}
+	}
+	ffmpeg(filepath.Join(rec, "two.wav"), "-f", "lavfi", "-i", "sine=frequency=300:duration=2")
+	ffmpeg(filepath.Join(rec, "seven.mp3"), "-f", "lavfi", "-i", "sine=frequency=400:duration=7")
+	ffmpeg(filepath.Join(tmp, "long.mp3"), "-f", "lavfi", "-i", "sine=frequency=500:duration=68", "-b:a", "128k")
+	long, err := os.ReadFile(filepath.Join(tmp, "long.mp3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(rec, "truncated.mp3"), long[:200_000], 0o644)
+	sb := sandbox.New(sandbox.Options{})
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { sb.Close(); srv.Close() })
+	env := []string{"RECALL_DB=" + filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME=" + t.TempDir()}
+	if r := binary(t, bin, env, "add", "bb", rec); r.code != 0 {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	r := binary(t, bin, env, "--json", "estimate", "bb")
+	var est struct {
+		Cost int64 `json:"cost_micro_usd"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &est); err != nil || est.Cost == 0 {
+		t.Fatalf("estimate: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	budget := fmt.Sprintf("%d.%06d", est.Cost/1_000_000, est.Cost%1_000_000)
+	r = binary(t, bin, env, "run", "bb", "--provider-url", srv.URL, "--budget", budget)
+	if r.code != 0 || !strings.Contains(r.stdout, "3 recordings done") || !strings.Contains(r.stdout, "0 refused by budget") {
+		t.Fatalf("run --budget %s (the estimate): exit %d\n%s%s", budget, r.code, r.stdout, r.stderr)
+	}
+	var charged int64
+	for _, c := range sb.Charges() {
+		charged += int64(c.Amount)
+	}
+	if charged != est.Cost {
+		t.Errorf("the provider charged %d micro-dollars for an estimate of %d", charged, est.Cost)
 	}
 }

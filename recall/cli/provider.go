@@ -41,15 +41,21 @@ func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }
 
+// providerDefault is what a provider decides when its flags are not
+// given.
+type providerDefault struct{ model, keyEnv, url string }
+
+// providerDefaults are each provider's defaults.
+var providerDefaults = map[string]providerDefault{
+	"sandbox":    {"whisper-1", "", ""},
+	"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
+	"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
+	"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
+}
+
 // defaults fills what the provider decides: model, key variable, URL.
 func (p *providerFlags) defaults() {
-	type def struct{ model, keyEnv, url string }
-	d := map[string]def{
-		"sandbox":    {"whisper-1", "", ""},
-		"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
-		"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
-		"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
-	}[p.name]
+	d := providerDefaults[p.name]
 	if p.model == "" {
 		p.model = d.model
 	}
@@ -96,6 +102,23 @@ func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
 		}
 	}
 	return prices.PerMinute(p.name, p.model)
+}
+
+// again returns the flags that choose the same provider and model again,
+// for a command a run suggests: none for the sandbox it starts itself.
+func (p *providerFlags) again() string {
+	var b strings.Builder
+	if p.name != "sandbox" || p.url != "" {
+		fmt.Fprintf(&b, " --provider %s --model %s", p.name, p.model)
+	}
+	d := providerDefaults[p.name]
+	if p.url != "" && p.url != d.url {
+		fmt.Fprintf(&b, " --provider-url %s", p.url)
+	}
+	if p.keyEnv != "" && p.keyEnv != d.keyEnv {
+		fmt.Fprintf(&b, " --api-key-env %s", p.keyEnv)
+	}
+	return b.String()
 }
 
 // pricing returns the provider's model with its price and rounding.

@@ -42,6 +42,9 @@ func TestRetryFailedRunsWhatFailedBeforePayment(t *testing.T) {
 	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "2 failed safely") || len(sb.Charges()) != 0 {
 		t.Fatalf("run with two refusals by the provider: exit %d, %d charges\n%s%s", r.code, len(sb.Charges()), r.stdout, r.stderr)
 	}
+	if hint := "'recall-archive retry-failed bb --safe-only --provider sandbox --model whisper-1 --provider-url " + srv.URL + "'"; !strings.Contains(r.stdout, hint) {
+		t.Errorf("the run does not suggest %s:\n%s", hint, r.stdout)
+	}
 	r = binary(t, bin, env, "retry-failed", "bb", "--safe-only", "--queue-only")
 	if r.code != 0 || !strings.Contains(r.stdout, "0 files and 2 requests queued again; run the batch") || len(sb.Charges()) != 0 {
 		t.Fatalf("retry-failed --queue-only: exit %d, %d charges\n%s%s", r.code, len(sb.Charges()), r.stdout, r.stderr)

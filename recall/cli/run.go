@@ -136,7 +136,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		}
 		r.Show(shown, func(w io.Writer) {
 			firstText(w)
-			printRun(w, rep, money, interrupted)
+			printRun(w, rep, money, rf.pf.again(), interrupted)
 		})
 		switch {
 		case rep.Ambiguous > 0:
@@ -168,17 +168,19 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 	return newDisplay(r.Stderr, st.Contents, st.Transcription["done"], est.Remaining, money), nil
 }
 
-func printRun(w io.Writer, rep recall.RunReport, money recall.Money, interrupted bool) {
+// printRun writes the run's report; again holds the flags that choose the
+// run's provider, for the commands it suggests.
+func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
 	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting\n",
 		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
-	fmt.Fprintf(w, "money: budget %s, spent $%s, held $%s (of which $%s by ambiguous requests)\n", dollars(money.Budget), money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6))
+	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests); budget %s\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6), dollars(money.Budget))
 	printProblems(w, rep.Problems)
 	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)
 	}
 	if rep.Failed > 0 {
-		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only'\n", rep.Batch)
+		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only%s'\n", rep.Batch, again)
 	}
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")

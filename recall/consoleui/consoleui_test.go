@@ -45,7 +45,7 @@ func TestBatchPages(t *testing.T) {
 		t.Fatalf("the batch's page: %d", p.status)
 	}
 	states := section(t, p.body, "states")
-	for state, n := range map[string]string{"done": "2", "ambiguous": "2", "waiting": "0", "failed": "0"} {
+	for state, n := range map[string]string{"done": "2", "ambiguous": "2", "waiting": "0", "failed": "0", "refused_by_budget": "0"} {
 		re := regexp.MustCompile(`(?s)id="state-` + state + `">.*?<td class="num">(?:<a [^>]*>)?(\d+)`)
 		if m := re.FindStringSubmatch(states); m == nil || m[1] != n {
 			t.Errorf("state %s: %v; want %s", state, m, n)
@@ -256,6 +256,10 @@ func TestSearchQueries(t *testing.T) {
 		if p.status != 200 || !strings.Contains(p.body, want) {
 			t.Errorf("search %q: %d, no %q\n%s", q, p.status, want, p.body)
 		}
+	}
+	// The sandbox's placeholders are searched only when asked.
+	if p := x.get(t, "/search?q=segment"); p.status != 200 || !strings.Contains(p.body, "No transcript holds segment.") {
+		t.Errorf("search without the sandbox's placeholders: %d\n%s", p.status, p.body)
 	}
 }
 

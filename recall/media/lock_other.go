@@ -5,7 +5,9 @@ package media
 import "sync"
 
 // held are the lock files held by this process. Elsewhere than on Unix,
-// the lock keeps out this process's other writers only.
+// the lock keeps out this process's other writers only, and CleanPartials
+// removes what other processes are writing: concurrent runs on one
+// machine need Unix.
 var held sync.Map
 
 // tryLock takes the lock of the file path without waiting: ok is false

@@ -107,23 +107,29 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 	if secs, err := strconv.ParseFloat(out.Format.Duration, 64); err == nil && secs > 0 {
 		info.Duration = time.Duration(secs * float64(time.Second))
 	}
-	if d, err := t.audioDuration(ctx, path); err == nil && d > 0 {
-		info.Duration = d
-	}
 	return info, nil
 }
 
-// audioDuration returns the length of path's first audio track, as its
-// packets say when read to the end: a container's header can say much
-// more (a truncated MP3 keeps the length of the whole file), and the
-// provider bills the audio it gets. The packets are copied, not decoded.
-func (t Tools) audioDuration(ctx context.Context, path string) (time.Duration, error) {
+// AudioDuration returns the length of path's first audio track, as its
+// packets say when read to the end: Probe's duration is the container's
+// header's, which can say much more (a truncated MP3 keeps the length of
+// the whole file), and a provider bills the audio it gets. The packets are
+// copied, not decoded.
+func (t Tools) AudioDuration(ctx context.Context, path string) (time.Duration, error) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, t.ffmpeg(), "-hide_banner", "-nostdin", "-v", "error", "-i", "file:"+path,
 		"-map", "0:a:0", "-c", "copy", "-f", "null", "-progress", "pipe:1", "-")
-	out, err := cmd.Output()
-	if err != nil {
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := runTied(cmd); err != nil {
 		return 0, err
 	}
+	out := stdout.Bytes()
 	var us int64 = -1
 	for _, line := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "out_time_us="); ok {

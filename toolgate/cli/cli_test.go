@@ -230,6 +230,7 @@ func TestErrorMessages(t *testing.T) {
 		{[]string{"inspect", shop, "--config", unknownTool}, cli.ExitFailure, `toolgate inspect: the configuration names tool "nope"`},
 		{[]string{"serve", shop}, cli.ExitUsage, "toolgate serve: give either --stdio or --http ADDR"},
 		{[]string{"serve", shop, "--stdio", "--http", "8080"}, cli.ExitUsage, "toolgate serve: give either --stdio or --http ADDR"},
+		{[]string{"serve", shop, "--stdio", "--mode", "fast"}, cli.ExitUsage, `toolgate serve: --mode is "fast"; give tools (one tool per operation), search`},
 		{[]string{"serve", shop, "--http", "abc"}, cli.ExitUsage,
 			"toolgate serve: --http abc: give a port, such as 8080, or host:port, such as 127.0.0.1:8080"},
 		{[]string{"serve", shop, "--http", "127.0.0.1:99999"}, cli.ExitUsage, "toolgate serve: --http 127.0.0.1:99999: give a port"},

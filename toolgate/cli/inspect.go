@@ -74,7 +74,8 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	if sum.ListPages > 1 {
 		pages = fmt.Sprintf(", in %d pages (the largest %d bytes)", sum.ListPages, sum.LargestPage)
 	}
-	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens%s\n", sum.ListBytes, sum.ListTokens, pages)
+	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens%s (a token per 4 bytes); in search mode %d bytes, about %d tokens\n",
+		sum.ListBytes, sum.ListTokens, pages, sum.SearchListBytes, sum.SearchListBytes/4)
 	for _, warning := range sum.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}

@@ -23,9 +23,9 @@ import (
 
 // serveFlags are serve's flags.
 type serveFlags struct {
-	config, upstream, http string
-	stdio                  bool
-	origins                []string
+	config, upstream, http, mode string
+	stdio                        bool
+	origins                      []string
 }
 
 // serveCommand is "toolgate serve": the MCP server.
@@ -33,7 +33,7 @@ func serveCommand() *command.Command {
 	var sf serveFlags
 	return &command.Command{
 		Name: "serve", Args: []command.Arg{specArg}, DB: true,
-		Synopsis: "SPEC [--config FILE] [--upstream URL] (--stdio | --http ADDR) [--db DSN]",
+		Synopsis: "SPEC [--config FILE] [--upstream URL] [--mode tools|search|auto] (--stdio | --http ADDR) [--db DSN]",
 		Summary:  "the MCP server, over stdio or Streamable HTTP",
 		Help: `--http ADDR listens on the loopback interface when ADDR is a port; any other
 address needs a bearer token in $TOOLGATE_TOKEN. Over HTTP, GET /metrics
@@ -41,10 +41,17 @@ answers in Prometheus's text format, behind the same token: calls by tool,
 risk class and outcome, retries, deadlines that ran out, and the calls whose
 outcome is unknown. Each call is logged on standard error, as a structured
 line. Calls of tools that change state are journaled; calls that a stopped
-server left in flight become ambiguous while it serves (toolgate calls).`,
+server left in flight become ambiguous while it serves (toolgate calls).
+
+--mode search serves three tools instead of one per operation:
+search_operations, describe_operation and call_operation, for APIs too large
+for a client's tool list; a call through them is checked, confirmed, retried,
+bounded and journaled as a listed tool's is. --mode auto serves search mode
+past 128 exposed tools or 256 KiB of tools/list, and says which it chose.`,
 		Flags: func(f *pflag.FlagSet) {
 			f.StringVar(&sf.config, "config", "", "the configuration, a YAML `FILE`")
 			f.StringVar(&sf.upstream, "upstream", "", "the upstream API's base `URL` (default: the configuration's, else the document's first server)")
+			f.StringVar(&sf.mode, "mode", "", "how to serve the operations, `MODE`: tools (one tool each), search (three tools that search, describe and call them) or auto (search for large APIs); default: the configuration's mode, else tools")
 			f.BoolVar(&sf.stdio, "stdio", false, "serve MCP over standard input and output")
 			f.StringVar(&sf.http, "http", "", "serve MCP over Streamable HTTP on `ADDR` (host:port, or a port on 127.0.0.1)")
 			f.StringArrayVar(&sf.origins, "allow-origin", nil, "a browser `ORIGIN` allowed to call the HTTP endpoint (repeatable)")
@@ -60,6 +67,14 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	cat, cfg, err := load(ctx, r.Args[0], sf.config)
 	if err != nil {
 		return loadError(err)
+	}
+	mode := cfg.Mode
+	if sf.mode != "" {
+		mode = config.Mode(sf.mode)
+	}
+	mode, why, err := toolgate.ChooseMode(cat, mode)
+	if err != nil {
+		return err
 	}
 	base, err := upstream(sf.upstream, r.Args[0], cat, cfg)
 	if err != nil {
@@ -91,13 +106,23 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 		return err
 	}
 	caller.Instrument(reg.calls, slog.New(slog.NewTextHandler(r.Stderr, nil)))
-	srv, err := toolgate.NewServer(cat, caller)
+	newServer := toolgate.NewServer
+	if mode == config.ModeSearch {
+		newServer = toolgate.NewSearchServer
+	}
+	srv, err := newServer(cat, caller)
 	if err != nil {
 		return err
 	}
 	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { r.Logf("%s", command.Describe(errors.New(line))) }}
 	exposed := len(cat.Exposed())
 	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
+	if mode == config.ModeSearch {
+		summary += fmt.Sprintf(" in search mode (%s, %s and %s)", toolgate.SearchTool, toolgate.DescribeTool, toolgate.CallTool)
+	}
+	if why != "" {
+		r.Logf("%s", why)
+	}
 	if sf.stdio {
 		r.Logf("serving %s over stdio", summary)
 		return g.ServeStdio(ctx, r.Stdin, r.Stdout)
@@ -126,6 +151,11 @@ func (sf *serveFlags) check() error {
 			return command.Usagef("%v", err)
 		}
 		sf.http = addr
+	}
+	if sf.mode != "" {
+		if _, err := config.ParseMode(sf.mode); err != nil {
+			return command.Usagef("--mode is %q; %s", sf.mode, config.ModeChoices)
+		}
 	}
 	for _, o := range sf.origins {
 		if _, err := toolgate.ParseOrigin(o); err != nil {

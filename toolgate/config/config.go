@@ -25,6 +25,9 @@ import (
 // Config is toolgate's configuration.
 type Config struct {
 	Upstream Upstream
+	// Mode is how serve presents the exposed operations: ModeTools (the
+	// default), ModeSearch or ModeAuto.
+	Mode Mode
 	// Deadline bounds each tool call by default: every attempt and every
 	// wait. Default 30 s.
 	Deadline time.Duration
@@ -76,6 +79,32 @@ func (c Classes) String() string {
 		return "none"
 	}
 	return strings.Join(parts, "+")
+}
+
+// Mode is how serve presents the exposed operations to a client.
+type Mode string
+
+const (
+	// ModeTools lists one MCP tool per exposed operation.
+	ModeTools Mode = "tools"
+	// ModeSearch lists three tools: one that searches the exposed
+	// operations, one that describes one of them, and one that calls it.
+	ModeSearch Mode = "search"
+	// ModeAuto is search mode when the exposed operations are more than
+	// a client handles well as tools, and tools mode otherwise.
+	ModeAuto Mode = "auto"
+)
+
+// ModeChoices says which modes there are, for messages.
+const ModeChoices = "give tools (one tool per operation), search (three tools that search, describe and call the operations) or auto (search when there are too many operations for tools)"
+
+// ParseMode returns the mode named s.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.TrimSpace(s)); m {
+	case ModeTools, ModeSearch, ModeAuto:
+		return m, nil
+	}
+	return "", fmt.Errorf("mode %q: %s", s, ModeChoices)
 }
 
 // Upstream is the API the tools call.
@@ -176,7 +205,7 @@ func (e *Error) Error() string {
 // authentication, read and write tools exposed, nothing destructive or
 // privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: "none"}},
+	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: "none"}}, Mode: ModeTools,
 		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
 }
 
@@ -261,8 +290,21 @@ type field struct {
 }
 
 func (p *parser) root(n *yaml.Node) error {
-	return p.mapping(n, "", "upstream, defaults, tags and tools", []field{
+	return p.mapping(n, "", "upstream, mode, defaults, tags and tools", []field{
 		{"upstream", p.upstream},
+		{"mode", func(v *yaml.Node, path string) error {
+			const want = ModeChoices
+			var s string
+			if err := str(v, path, want, &s); err != nil || s == "" {
+				return err
+			}
+			m, err := ParseMode(s)
+			if err != nil {
+				return wrong(v, path, want)
+			}
+			p.cfg.Mode = m
+			return nil
+		}},
 		{"defaults", func(v *yaml.Node, path string) error {
 			return p.mapping(v, path, "{deadline: 30s, expose: read+write}", []field{
 				{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.Deadline) }},

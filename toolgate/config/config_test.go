@@ -124,13 +124,15 @@ func TestMistakes(t *testing.T) {
 		{"tools:\n  createOrder:\n    exposed: true\n",
 			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout and guard`},
 		{"tool:\n  createOrder: {}\n",
-			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, defaults, tags and tools`},
+			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, mode, defaults, tags and tools`},
 		{"tools: [createOrder]\n",
 			`line 1: tools is a list; give a mapping of tool names to their settings, such as createOrder: {expose: true}`},
 		{"tools:\n  createOrder: true\n",
 			`line 2: tools.createOrder is "true"; give a mapping, such as {expose: true}`},
 		{"just words\n",
-			`line 1: the configuration is "just words"; give a mapping of its settings: upstream, defaults, tags and tools`},
+			`line 1: the configuration is "just words"; give a mapping of its settings: upstream, mode, defaults, tags and tools`},
+		{"mode: fast\n",
+			`line 1: mode is "fast"; give tools (one tool per operation), search (three tools that search, describe and call the operations) or auto (search when there are too many operations for tools)`},
 		{"defaults:\n  deadline: 5 minutes\n",
 			`line 2: defaults.deadline is "5 minutes"; give a duration such as 30s or 2m, up to 1h`},
 		{"tools:\n  x:\n    deadline: 2h\n",
@@ -192,5 +194,18 @@ func TestLoadNamesTheFile(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "config:") {
 		t.Errorf("a package prefix in %v", err)
+	}
+}
+
+// The mode is tools unless the configuration says otherwise.
+func TestMode(t *testing.T) {
+	if m := config.Default().Mode; m != config.ModeTools {
+		t.Errorf("default mode %q", m)
+	}
+	for text, want := range map[string]config.Mode{"mode: search\n": config.ModeSearch, "mode: auto\n": config.ModeAuto, "mode:\n": config.ModeTools} {
+		c, err := config.Parse([]byte(text))
+		if err != nil || c.Mode != want {
+			t.Errorf("%q: mode %q (%v), want %q", text, c.Mode, err, want)
+		}
 	}
 }

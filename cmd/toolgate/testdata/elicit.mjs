@@ -7,7 +7,9 @@
 // ANSWERS is a comma-separated list: for each, refundOrder is called once
 // and the person answers accept (with "send" ticked), unticked (accept
 // without it), decline or cancel. "none" makes a client that declares no
-// elicitation capability, which calls refundOrder once.
+// elicitation capability, which calls refundOrder once. With
+// TOOLGATE_MODE=search, refundOrder is described by describe_operation and
+// called through call_operation.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -44,13 +46,23 @@ if (able) {
   });
 }
 await client.connect(transport);
-const listed = await client.listTools();
-const tool = listed.tools.find((t) => t.name === 'refundOrder');
-report.tool = tool ? { annotations: tool.annotations, description: tool.description } : null;
+const search = process.env.TOOLGATE_MODE === 'search';
+if (search) {
+  const described = await client.callTool({ name: 'describe_operation', arguments: { name: 'refundOrder' } });
+  const d = JSON.parse(described.content[0].text);
+  report.tool = { annotations: d.annotations, description: d.description };
+} else {
+  const listed = await client.listTools();
+  const tool = listed.tools.find((t) => t.name === 'refundOrder');
+  report.tool = tool ? { annotations: tool.annotations, description: tool.description } : null;
+}
 for (const answer of answers) {
   current = { answer, asked: null };
   try {
-    const res = await client.callTool({ name: 'refundOrder', arguments: { id: 'o1', 'X-Reason': 'damaged' } });
+    const args = { id: 'o1', 'X-Reason': 'damaged' };
+    const res = search
+      ? await client.callTool({ name: 'call_operation', arguments: { name: 'refundOrder', arguments: args } })
+      : await client.callTool({ name: 'refundOrder', arguments: args });
     current.isError = !!res.isError;
     current.text = res.content.map((c) => c.text).join('\n');
   } catch (e) {

@@ -1,0 +1,33 @@
+// Package concurrency_test runs several `recall-archive run` processes at
+// once on one batch, on SQLite and on PostgreSQL, and checks them against
+// the provider's own count; it also measures what their coordination
+// costs. It is a package of its own so that its real processes have a
+// test timeout of their own.
+package concurrency_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// buildBinary builds recall-archive for the test.
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "recall-archive")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../../cmd/recall-archive").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// exitCode is the exit code of a process that ended with err.
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
