@@ -38,9 +38,17 @@ func DefaultPrices() Prices {
 type Billing struct {
 	// Increment: each request is billed per started Increment; 0 is one
 	// second.
-	Increment time.Duration `json:"increment_ns"`
+	Increment time.Duration `json:"-"` // increment_seconds in JSON
 	// Minimum: a request shorter than Minimum is billed as Minimum.
-	Minimum time.Duration `json:"minimum_ns"`
+	Minimum time.Duration `json:"-"` // minimum_seconds in JSON
+}
+
+// MarshalJSON writes b with its durations in seconds.
+func (b Billing) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Increment float64 `json:"increment_seconds"`
+		Minimum   float64 `json:"minimum_seconds"`
+	}{seconds(b.Increment), seconds(b.Minimum)})
 }
 
 // billings are the providers' rounding, as their price lists state it:

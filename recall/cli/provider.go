@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,9 +69,20 @@ func (p *providerFlags) defaults() {
 	}
 }
 
+// known returns a usage error unless --provider names a provider.
+func (p *providerFlags) known() error {
+	if !slices.Contains(provider.Names, p.name) {
+		return command.Usagef("--provider %q: give one of %s", p.name, strings.Join(provider.Names, ", "))
+	}
+	return nil
+}
+
 // pricing returns the model's price per minute and how the provider
 // rounds each request, from the prices file if there is one.
 func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
+	if err := p.known(); err != nil {
+		return recall.Pricing{}, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	path := p.prices
@@ -136,6 +148,9 @@ func configDir(getenv func(string) string) string {
 // provider's requests.
 func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *provider.Provider, stop func(), err error) {
 	stop = func() {}
+	if err := p.known(); err != nil {
+		return nil, stop, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout}
