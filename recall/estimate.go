@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
@@ -28,15 +29,25 @@ type Estimate struct {
 	Batch string `json:"batch"`
 	Transcriber
 	Contents int           `json:"contents"`
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration `json:"-"` // duration_seconds in JSON
 	Cost     ledger.Amount `json:"cost_micro_usd"`
 	// RemainingContents, Remaining and RemainingCost leave out the
 	// contents that the provider's model already transcribed: a run with
 	// it transcribes and pays for the others, whoever else transcribed
 	// them.
 	RemainingContents int           `json:"remaining_contents"`
-	Remaining         time.Duration `json:"remaining_ns"`
+	Remaining         time.Duration `json:"-"` // remaining_seconds in JSON
 	RemainingCost     ledger.Amount `json:"remaining_cost_micro_usd"`
+}
+
+// MarshalJSON writes est with its durations in seconds.
+func (est Estimate) MarshalJSON() ([]byte, error) {
+	type fields Estimate
+	return json.Marshal(struct {
+		fields
+		Duration  float64 `json:"duration_seconds"`
+		Remaining float64 `json:"remaining_seconds"`
+	}{fields(est), seconds(est.Duration), seconds(est.Remaining)})
 }
 
 // Estimate prices the batch's distinct contents as a run with p pays for

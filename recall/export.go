@@ -21,6 +21,9 @@ func (a *Archive) Export(ctx context.Context, batch, dir string, formats []strin
 			return 0, fmt.Errorf("recall: unknown format %q: use %s", f, strings.Join(Formats, ", "))
 		}
 	}
+	if err := a.checkBatch(ctx, batch); err != nil {
+		return 0, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,14 +22,39 @@ var errIncomplete = errors.New("recall: the transcript is not complete")
 var Formats = []string{"txt", "srt", "vtt", "json"}
 
 // Document is a content's whole transcript, chunks joined, timestamps from
-// the start of the recording.
+// the start of the recording. In JSON, its times are in seconds:
+// duration_seconds, and each segment's start_seconds and end_seconds.
 type Document struct {
 	SHA256   string             `json:"sha256"`
 	Provider string             `json:"provider"`
 	Model    string             `json:"model"`
-	Duration time.Duration      `json:"duration_ns"`
+	Duration time.Duration      `json:"-"`
 	Text     string             `json:"text"`
-	Segments []provider.Segment `json:"segments"`
+	Segments []provider.Segment `json:"-"`
+}
+
+// MarshalJSON writes doc with its times in seconds.
+func (doc Document) MarshalJSON() ([]byte, error) {
+	type segment struct {
+		Start float64 `json:"start_seconds"`
+		End   float64 `json:"end_seconds"`
+		Text  string  `json:"text"`
+	}
+	segs := make([]segment, len(doc.Segments))
+	for i, s := range doc.Segments {
+		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text}
+	}
+	type fields Document
+	return json.Marshal(struct {
+		fields
+		Duration float64   `json:"duration_seconds"`
+		Segments []segment `json:"segments"`
+	}{fields(doc), seconds(doc.Duration), segs})
+}
+
+// seconds is d in seconds, to the millisecond, for JSON.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
 }
 
 // document assembles sha's transcript by who, or returns errIncomplete.
@@ -132,9 +159,17 @@ func stamp(d time.Duration, sep string) string {
 }
 
 // writeAtomically writes data to path through a temporary file, so that a
-// crash never leaves half a transcript.
+// crash never leaves half a transcript. The file is created 0644 and so
+// gets the mode the umask gives, as any exported file does.
 func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".recall-*")
+	var tmp *os.File
+	var err error
+	for range 100 {
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".recall-%d.tmp", rand.Uint64()))
+		if tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/recall"
 )
@@ -33,12 +34,29 @@ func TestPrices(t *testing.T) {
 	if v, _ := q.PerMinute("openai", "gpt-4o-mini-transcribe"); v != 3000 {
 		t.Errorf("a default not in the file: %d", v)
 	}
+	rounded := filepath.Join(dir, "rounded.json")
+	os.WriteFile(rounded, []byte(`{"openai/whisper-large-v3": {"per_minute": "0.00185", "minimum_s": 10}, "openai/whisper-1": {"per_minute": "0.006", "increment_s": 15}}`), 0o644)
+	r, err := recall.LoadPrices(rounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := r.Pricing("openai", "whisper-large-v3"); err != nil || pr.PerMinute != 1850 || pr.Billing.Cost(2*time.Second, pr.PerMinute) != 309 {
+		t.Errorf("a model with a minimum of 10 s: %+v, %v; want 2 s billed as 10 s, 309 micro-dollars", pr, err)
+	}
+	if pr, _ := r.Pricing("openai", "whisper-1"); pr.Billing.Cost(16*time.Second, pr.PerMinute) != 3000 {
+		t.Errorf("a model billed per 15 s: %+v", pr)
+	}
+	if pr, _ := r.Pricing("openai", "gpt-4o-transcribe"); pr.Billing != recall.BillingOf("openai") {
+		t.Errorf("a model the file does not round: %+v", pr)
+	}
 	for name, content := range map[string]string{
-		"not json":    `whisper-1 = 0.006`,
-		"no slash":    `{"whisper-1": "0.006"}`,
-		"a float":     `{"openai/whisper-1": 0.006}`,
-		"too precise": `{"openai/whisper-1": "0.0000001"}`,
-		"negative":    `{"openai/whisper-1": "-1"}`,
+		"an unknown field": `{"openai/whisper-1": {"per_minute": "0.006", "minimum": 10}}`,
+		"a zero increment": `{"openai/whisper-1": {"per_minute": "0.006", "increment_s": 0}}`,
+		"not json":         `whisper-1 = 0.006`,
+		"no slash":         `{"whisper-1": "0.006"}`,
+		"a float":          `{"openai/whisper-1": 0.006}`,
+		"too precise":      `{"openai/whisper-1": "0.0000001"}`,
+		"negative":         `{"openai/whisper-1": "-1"}`,
 	} {
 		bad := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
 		os.WriteFile(bad, []byte(content), 0o644)

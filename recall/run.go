@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -50,17 +51,52 @@ type RunOptions struct {
 	// Worker names this process in leases and the audit log; default
 	// host:pid.
 	Worker string
-	// Progress, if set, is told of every finished chunk.
+	// Progress, if set, is told where each content stands as it moves
+	// through the run: converting, each chunk sent, waited for and
+	// answered, and the content finished. It is called from the workers,
+	// at once, and must not block.
 	Progress func(Progress)
 }
 
-// Progress reports one finished chunk.
+// Stage is where a content stands in a run, as [Progress] reports it.
+type Stage string
+
+// The stages of a content in a run.
+const (
+	// StageConverting: ffmpeg makes the content's audio proxy.
+	StageConverting Stage = "converting"
+	// StageCutting: ffmpeg cuts a chunk from the proxy.
+	StageCutting Stage = "cutting"
+	// StageSending: the chunk's money is held and its request is being
+	// written.
+	StageSending Stage = "sending"
+	// StageWaiting: the request is written; its answer has not come.
+	StageWaiting Stage = "waiting for an answer"
+	// StageAnswered: the chunk's outcome is recorded, in State.
+	StageAnswered Stage = "answered"
+	// StageFinished: the run is done with the content, as far as Outcome
+	// says.
+	StageFinished Stage = "finished"
+)
+
+// Progress reports a content's step in a run.
 type Progress struct {
+	// Path is the content's first file in the batch.
 	Path   string
-	Chunk  int
-	Chunks int
+	SHA256 string
+	Stage  Stage
+	// Chunk (from 1) and Chunks say which chunk the stages from cutting to
+	// answered are about; Duration is its audio, and Cost its price.
+	Chunk, Chunks int
+	Duration      time.Duration
+	Cost          ledger.Amount
+	// State is the chunk's outcome, when answered; Detail says more.
 	State  journal.State
 	Detail string
+	// Outcome is how far the content got, when finished: done, ambiguous,
+	// failed, paid_without_transcript or waiting (the run was interrupted,
+	// or another run holds the content).
+	Outcome string
 }
 
 // RunReport says how the batch stands after a run.
@@ -99,6 +135,7 @@ type run struct {
 	mu       sync.Mutex
 	paid     int
 	problems []Problem
+	names    map[string]string // each content's first path, for Progress
 }
 
 // Run transcribes batch: for each content not yet transcribed, it makes the
@@ -126,7 +163,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		return RunReport{}, err
 	}
 	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
-	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx)}
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}}
 	q := &queue{}
 	for _, c := range contents {
 		q.todo = append(q.todo, queued{sha: c.SHA256})
@@ -243,24 +280,85 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 		// The database, not the recording: the content waits for the next run.
 		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: err.Error()})
 		return false
+	case err != nil && ctx.Err() != nil:
+		// Interrupted: ffmpeg was stopped, and the content waits for the
+		// next run; it did not fail.
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.Waiting)})
+		return false
 	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.FailedSafely), Detail: err.Error()})
 		return false
 	}
-	for _, c := range chunks {
+	states := make([]journal.State, len(chunks))
+	for i, c := range chunks {
 		if ctx.Err() != nil {
-			return
+			break
 		}
-		if !r.chunk(ctx, c) {
-			return // the budget refused it: the content's other chunks would be paid for in vain
+		state, refused := r.chunk(ctx, c)
+		states[i] = state
+		if refused {
+			// The content's other chunks would be paid for in vain.
+			r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: string(store.RefusedByBudget)})
+			return false
 		}
 	}
+	r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: outcome(states)})
 	if r.opts.Out != "" {
 		if err := r.a.writeOutputs(ctx, r.batch, sha, r.who, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
 			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
 		}
 	}
 	return false
+}
+
+// outcome is how far a content got, from its chunks' states after a run,
+// as the store's progress says it: a chunk in flight for another run
+// leaves the content waiting.
+func outcome(states []journal.State) string {
+	var ambiguous, failed, waiting bool
+	for _, s := range states {
+		switch s {
+		case journal.Applied:
+		case journal.Ambiguous:
+			ambiguous = true
+		case journal.FailedSafe, journal.NotApplied:
+			failed = true
+		default:
+			waiting = true
+		}
+	}
+	switch {
+	case ambiguous:
+		return string(store.Ambiguous)
+	case failed:
+		return string(store.FailedSafely)
+	case waiting:
+		return string(store.Waiting)
+	}
+	return string(store.Done)
+}
+
+// emit tells opts.Progress of p, naming the content by its first path in
+// the batch.
+func (r *run) emit(p Progress) {
+	if r.opts.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	name, ok := r.names[p.SHA256]
+	r.mu.Unlock()
+	if !ok {
+		name = p.SHA256
+		if paths, err := r.a.store.AddedPaths(context.Background(), r.batch, p.SHA256); err == nil && len(paths) > 0 {
+			name = paths[0]
+		}
+		r.mu.Lock()
+		r.names[p.SHA256] = name
+		r.mu.Unlock()
+	}
+	p.Path = name
+	r.opts.Progress(p)
 }
 
 // storeError is a failure of the database while planning a content, told
@@ -363,6 +461,7 @@ func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) 
 	if wait {
 		build = r.a.tools.Proxy
 	}
+	r.emit(Progress{SHA256: sha, Stage: StageConverting})
 	if err := build(ctx, src, dst); err != nil {
 		return "", err
 	}
@@ -394,6 +493,7 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	if c.Count > 1 {
 		path = fmt.Sprintf("%s.%dof%d.mp3", proxy[:len(proxy)-len(".mp3")], c.Index+1, c.Count)
 		if _, err := os.Stat(path); err != nil {
+			r.emit(Progress{SHA256: c.SHA256, Stage: StageCutting, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration})
 			if err := r.a.tools.Cut(ctx, proxy, path, c.Start, c.Duration); err != nil {
 				return "", 0, err
 			}
@@ -409,44 +509,42 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 	return path, st.Size(), nil
 }
 
-// chunk sends one chunk, if it still needs sending. It returns false when
-// the batch's budget refused it.
-func (r *run) chunk(ctx context.Context, c store.Chunk) bool {
+// chunk sends one chunk, if it still needs sending, and returns its state
+// after: pending if it was not sent (another worker holds it, or the
+// batch's budget refused it: then refused is set).
+func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, refused bool) {
 	op, err := r.a.store.Operation(ctx, c.Key)
 	if err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "journal", Error: err.Error()})
-		return true
+		return journal.Pending, false
 	}
 	if op.State != journal.Pending {
-		return true // done, ambiguous, in flight, or failed: not ours to send
+		return op.State, false // done, ambiguous, in flight, or failed: not ours to send
 	}
 	release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
 	if err != nil {
-		return true // another worker holds it
+		return journal.Pending, false // another worker holds it
 	}
 	defer release()
 
 	if c.Duration <= 0 {
 		// A plan made by an older version from a proxy cut short: sending
 		// it would pay for nothing.
-		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
-			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil)
-		return true
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
+			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil), false
 	}
 	path, size, err := r.chunkFile(ctx, c)
 	if err != nil {
-		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil)
-		return true
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil), false
 	}
 	cost := r.price(c.Duration)
 	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost); err != nil {
 		var short *ledger.InsufficientError
 		if errors.As(err, &short) {
 			r.refuse(ctx, c, cost, cost-max(short.Available, 0))
-			return false
+			return journal.Pending, true
 		}
-		r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil)
-		return true
+		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil), false
 	}
 
 	// The boundary: from here on, a failure may have been paid for; the
@@ -454,16 +552,22 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) bool {
 	note := func(ev journal.Evidence) error {
 		return r.a.store.Annotate(context.WithoutCancel(ctx), c.Key, r.opts.Worker, ev)
 	}
+	step := Progress{SHA256: c.SHA256, Stage: StageSending, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration, Cost: cost}
+	r.emit(step)
+	sendCtx := r.sendCtx
+	if r.opts.Progress != nil {
+		// Once a request is written, the wait is the provider's.
+		step.Stage = StageWaiting
+		sendCtx = httptrace.WithClientTrace(sendCtx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.emit(step) }})
+	}
 	prov := r.opts.Provider
-	t, err := prov.Transcribe(r.sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
+	t, err := prov.Transcribe(sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
 	rep := provider.Report(r.opts.Worker, err)
 	if err != nil {
-		r.record(ctx, c, rep, nil)
-		return true
+		return r.record(ctx, c, rep, nil), false
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
-	r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost})
-	return true
+	return r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost}), false
 }
 
 // refuse records that the batch's budget refused the chunk c, which needs
@@ -473,26 +577,25 @@ func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Am
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
 		return
 	}
-	if r.opts.Progress != nil {
-		r.opts.Progress(Progress{Path: c.SHA256, Chunk: c.Index + 1, Chunks: c.Count, State: journal.Pending,
-			Detail: fmt.Sprintf("refused by budget: $%s missing", missing.Decimal(6))})
-	}
+	r.emit(Progress{SHA256: c.SHA256, Stage: StageAnswered, Chunk: c.Index + 1, Chunks: c.Count, Cost: cost, State: journal.Pending,
+		Detail: fmt.Sprintf("refused by budget: $%s missing", missing.Decimal(6))})
 }
 
-// record stores a chunk's outcome, with its transcript and money.
-func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *store.Transcript) {
+// record stores a chunk's outcome, with its transcript and money, and
+// returns the chunk's state.
+func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *store.Transcript) journal.State {
 	if err := r.a.store.Record(ctx, c, rep, t); err != nil {
 		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "record", Error: err.Error()})
-		return
+		return journal.Pending
 	}
 	if rep.To == journal.Applied {
 		r.mu.Lock()
 		r.paid++
 		r.mu.Unlock()
 	}
-	if r.opts.Progress != nil {
-		r.opts.Progress(Progress{Path: c.SHA256, Chunk: c.Index + 1, Chunks: c.Count, State: rep.To, Detail: rep.Detail})
-	}
+	r.emit(Progress{SHA256: c.SHA256, Stage: StageAnswered, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration,
+		Cost: r.price(c.Duration), State: rep.To, Detail: rep.Detail})
+	return rep.To
 }
 
 // price is the cost of a request of d, as the provider bills it.

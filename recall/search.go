@@ -2,12 +2,14 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
 )
 
-// Hit is a transcript segment that matches a search.
+// Hit is a transcript segment that matches a search. In JSON, its times
+// are start_seconds and end_seconds, from the start of the recording.
 type Hit struct {
 	// Paths are the files, in any batch, that hold the recording.
 	Paths  []string `json:"paths"`
@@ -15,9 +17,19 @@ type Hit struct {
 	// Provider and Model made the transcript.
 	Provider string        `json:"provider"`
 	Model    string        `json:"model"`
-	Start    time.Duration `json:"start_ns"`
-	End      time.Duration `json:"end_ns"`
+	Start    time.Duration `json:"-"`
+	End      time.Duration `json:"-"`
 	Snippet  string        `json:"snippet"`
+}
+
+// MarshalJSON writes h with its times in seconds.
+func (h Hit) MarshalJSON() ([]byte, error) {
+	type fields Hit
+	return json.Marshal(struct {
+		fields
+		Start float64 `json:"start_seconds"`
+		End   float64 `json:"end_seconds"`
+	}{fields(h), seconds(h.Start), seconds(h.End)})
 }
 
 // Search finds query in every transcript: all its words, in any order.
@@ -35,7 +47,7 @@ func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox b
 	if err != nil {
 		return nil, err
 	}
-	var hits []Hit
+	hits := make([]Hit, 0, len(found))
 	for _, h := range found {
 		hits = append(hits, Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet})
 	}

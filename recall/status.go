@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -31,8 +32,9 @@ type Status struct {
 	Items map[string]int `json:"items"`
 	// Contents counts the distinct contents among the added files.
 	Contents int `json:"contents"`
-	// Duration and Bytes total the distinct contents.
-	Duration time.Duration `json:"duration_ns"`
+	// Duration and Bytes total the distinct contents; in JSON, the
+	// duration is duration_seconds.
+	Duration time.Duration `json:"-"`
 	Bytes    int64         `json:"bytes"`
 	// Transcription counts the distinct contents by how far they got:
 	// done, ambiguous, failed, refused_by_budget, sending, waiting.
@@ -41,6 +43,15 @@ type Status struct {
 	Money Money `json:"money"`
 	// Problems lists the files that failed or were rejected.
 	Problems []Problem `json:"problems"`
+}
+
+// MarshalJSON writes st with its duration in seconds.
+func (st Status) MarshalJSON() ([]byte, error) {
+	type fields Status
+	return json.Marshal(struct {
+		fields
+		Duration float64 `json:"duration_seconds"`
+	}{fields(st), seconds(st.Duration)})
 }
 
 // Status reports on batch.

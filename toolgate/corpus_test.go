@@ -124,7 +124,11 @@ func toolSchemas(t *testing.T, cat *toolgate.Catalog) map[string]json.RawMessage
 				t.Errorf("%s: the listed input schema is cut without a note: %s", tool.Name, listed)
 			}
 		}
-		schemas[tool.Name+" input-listed"] = listed
+		if strings.Contains(string(listed), spec.BriefCutNote) {
+			// A listed schema that is not cut is the whole one with
+			// shorter descriptions, which compiles as that one does.
+			schemas[tool.Name+" input-listed"] = listed
+		}
 		out, err := cat.OutputSchema(tool)
 		if err != nil {
 			t.Errorf("%s: output schema: %v", tool.Name, err)

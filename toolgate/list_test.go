@@ -197,13 +197,19 @@ func TestCutSchemaListedWholeSchemaChecked(t *testing.T) {
 		t.Fatalf("the listed schema describes the pod's containers: the cut is deeper than this test needs")
 	}
 	// body.spec.containers[0].name must be a string, which only the
-	// whole schema says.
+	// whole schema says. One caller compiles it once for both calls.
+	up := newRecorder(t, nil)
+	c, _ := caller(t, cat, up.URL, config.Auth{}, "")
 	deep := `{"namespace": "default", "body": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": 5, "image": "nginx"}]}}}`
-	if got := refused(t, cat, tl.Name, deep); !strings.Contains(got, "body.spec.containers[0].name is 5; it must be a string") {
-		t.Errorf("the refusal says %q", got)
+	if res := callTool(t, c, tl.Name, deep); !res.IsError || !strings.Contains(res.Text, "body.spec.containers[0].name is 5; it must be a string") ||
+		!strings.Contains(res.Text, "Nothing was sent") || len(up.requests()) != 0 {
+		t.Errorf("a container named 5: %q; the upstream got %d requests", res.Text, len(up.requests()))
 	}
 	valid := strings.Replace(deep, `"name": 5`, `"name": "web"`, 1)
-	if got := sent(t, cat, tl.Name, valid); got.Method != "POST" || !strings.Contains(got.Body, `"web"`) {
+	if res := callTool(t, c, tl.Name, valid); res.IsError {
+		t.Fatalf("a valid pod: %s", res.Text)
+	}
+	if got := up.only(t); got.Method != "POST" || !strings.Contains(got.Body, `"web"`) {
 		t.Errorf("sent %+v", got)
 	}
 }

@@ -104,9 +104,8 @@ func NewSearchServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 				if in.Limit <= 0 {
 					in.Limit = defaultResults
 				}
-				q := Query{Words: in.Query, Tag: in.Tag, Method: in.Method, Path: in.Path}
-				hits, total := ix.Search(q, min(in.Limit, maxResults))
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: searchAnswer(q, hits, total, len(ix.tools))}}}, nil
+				hits, total := ix.Search(Query{Words: in.Query, Tag: in.Tag, Method: in.Method, Path: in.Path}, min(in.Limit, maxResults))
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: searchAnswer(hits, total, len(ix.tools))}}}, nil
 			})
 		case DescribeTool:
 			s.AddTool(st, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -269,7 +268,7 @@ func tagList(tools []*Tool, limit int) string {
 
 // searchAnswer is what search_operations answers: one line per result,
 // best first.
-func searchAnswer(q Query, hits []Hit, total, of int) string {
+func searchAnswer(hits []Hit, total, of int) string {
 	var b strings.Builder
 	switch {
 	case total == 0:

@@ -209,3 +209,26 @@ func TestSearchModeArguments(t *testing.T) {
 		t.Errorf("the upstream applied %d changes, want 0", n)
 	}
 }
+
+// search_operations filters by tag, method and path, ranks by words, and
+// gives at most the results asked for; without words, in name order.
+func TestSearchOperationsFilters(t *testing.T) {
+	g, _ := session(t, config.ModeSearch, "http://127.0.0.1:1", "")
+	for _, c := range []struct {
+		args map[string]any
+		want string // the results, or their start when it ends with "…"
+	}{
+		{map[string]any{"tag": "ORDERS"}, "createOrder getOrder listOrders"},
+		{map[string]any{"method": "post"}, "createOrder"},
+		{map[string]any{"path": "/categories"}, "getCategory"},
+		{map[string]any{"query": "place an order"}, "createOrder …"},
+		{map[string]any{"query": "get an order", "method": "GET", "path": "/orders/"}, "getOrder"},
+		{map[string]any{"query": "order", "limit": 1}, "createOrder"},
+		{map[string]any{"query": "nothing like it"}, ""},
+	} {
+		got := strings.Join(g.search(t, c.args), " ")
+		if prefix, ok := strings.CutSuffix(c.want, "…"); ok && !strings.HasPrefix(got, prefix) || !ok && got != c.want {
+			t.Errorf("search_operations %v: %q, want %q", c.args, got, c.want)
+		}
+	}
+}

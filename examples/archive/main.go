@@ -4,7 +4,8 @@
 // provider with one call that charges and then drops the connection, and
 // walks through settling that ambiguous call. Run it with:
 //
-//	go run ./examples/archive                   # the whole walk-through
+//	go run ./examples/archive                   # the whole walk-through, in a folder removed at the end
+//	go run ./examples/archive --work DIR        # the same, its recordings, transcripts and database kept in DIR
 //	go run ./examples/archive --db /tmp/demo.db # up to the ambiguous requests, kept for recall-archive console
 package main
 
@@ -28,8 +29,9 @@ import (
 
 func main() {
 	keep := flag.String("db", "", "keep the archive in `FILE` (a new one) and stop with its ambiguous requests, for recall-archive console --db FILE")
+	work := flag.String("work", "", "keep the recordings, transcripts and database in `DIR` (default: a temporary folder, removed at the end)")
 	flag.Parse()
-	if err := run(os.Stdout, "", *keep); err != nil {
+	if err := run(os.Stdout, *work, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "archive:", err)
 		os.Exit(1)
 	}
@@ -42,11 +44,11 @@ var lines = []string{
 	"Failures before the boundary are retried freely.",
 }
 
-// run plays the demo in work, a new temporary directory if empty, which it
-// leaves behind for a look at the transcripts and the database. With keep,
-// the archive is that file, and the demo stops once it has asked the
-// provider about the ambiguous requests, leaving them for a person to
-// settle in the console.
+// run plays the demo in work, or in a new temporary folder that it
+// removes at the end. With keep, the archive is that file, and the demo
+// stops once it has asked the provider about the ambiguous requests,
+// leaving them for a person to settle in the console: then the folder is
+// kept too, for the transcript the provider kept.
 func run(w io.Writer, work, keep string) error {
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		return fmt.Errorf("ffmpeg is needed (apt-get install ffmpeg)")
@@ -56,10 +58,17 @@ func run(w io.Writer, work, keep string) error {
 			return fmt.Errorf("%s exists: give --db a new file, so that the demo starts from an empty archive", keep)
 		}
 	}
-	if work == "" {
+	temporary := work == ""
+	if temporary {
 		var err error
 		if work, err = os.MkdirTemp("", "recall-archive-demo-"); err != nil {
 			return err
+		}
+		if keep == "" {
+			defer func() {
+				os.RemoveAll(work)
+				fmt.Fprintf(w, "\nThe demo's folder %s is removed; give --work DIR to keep the transcripts and the database.\n", work)
+			}()
 		}
 	}
 	rec := filepath.Join(work, "recordings")
@@ -139,7 +148,9 @@ func run(w io.Writer, work, keep string) error {
 	say("A request settled as not applied is safe to send again; the other one is not touched.")
 	cmd("retry-failed", "interviews", "--safe-only", "--provider-url", provider, "--out", out)
 	cmd("status", "interviews")
-	fmt.Fprintf(w, "\nTranscripts are in %s; the database is %s.\n", out, db)
+	if !temporary {
+		fmt.Fprintf(w, "\nTranscripts are in %s; the database is %s.\n", out, db)
+	}
 	return nil
 }
 

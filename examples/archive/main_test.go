@@ -40,7 +40,7 @@ func TestDemo(t *testing.T) {
 	estimate := dollars(t, text, `batch interviews: 4 recordings, \S+ of audio, \$([0-9.]+) at`)
 	first := regexp.MustCompile(`money: spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
 	if len(first) != 2 {
-		t.Fatalf("%d money lines after the runs, want 2:\n%s", len(first), text)
+		t.Fatalf("%d money lines after the runs (run, then retry-failed --safe-only, which runs the batch again), want 2:\n%s", len(first), text)
 	}
 	for i, want := range [][3]int64{{estimate / 2, estimate / 2, estimate / 2}, {estimate, 0, 0}} {
 		for j := range 3 {
@@ -111,4 +111,53 @@ func micro(t *testing.T, s string) int64 {
 		t.Fatalf("amount %q: %v", s, err)
 	}
 	return n
+}
+
+// TestDemoRemovesItsFolder: without --work, the demo's temporary folder
+// is gone when it ends (it was once left behind).
+func TestDemoRemovesItsFolder(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out bytes.Buffer
+	if err := run(&out, "", ""); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the demo left %v in %s:\n%s", left, tmp, out.String())
+	}
+	if !strings.Contains(out.String(), "is removed; give --work DIR") {
+		t.Errorf("the demo does not say its folder is removed:\n%s", out.String())
+	}
+}
+
+// TestREADMEShowsWhatTheDemoPrints: the lines the README quotes from the
+// demo's first run are the demo's own (its money lines once differed).
+func TestREADMEShowsWhatTheDemoPrints(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## What happens when a call is ambiguous\n\n```text\n")
+	quoted, _, ok2 := strings.Cut(section, "```")
+	if !ok || !ok2 {
+		t.Fatal("the README has no text block under \"What happens when a call is ambiguous\"")
+	}
+	var out bytes.Buffer
+	if err := run(&out, t.TempDir(), ""); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(quoted), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("the README quotes %d lines", len(lines))
+	}
+	for _, line := range lines {
+		if cmd, isCmd := strings.CutPrefix(line, "$ "); isCmd {
+			line = "$ " + cmd + " " // the demo's command has its flags after
+		} else {
+			line += "\n"
+		}
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("the README quotes %q, which the demo does not print:\n%s", line, out.String())
+		}
+	}
 }

@@ -91,9 +91,13 @@ func (p *Program) exitCodes(w io.Writer) {
 		{ExitFailure, "failure: the command could not do its job"},
 		{ExitUsage, "usage: the command line was wrong"},
 	}, p.ExitCodes...)
+	width := 1
+	for _, c := range codes {
+		width = max(width, len(fmt.Sprint(c.Code)))
+	}
 	fmt.Fprint(w, "\nexit codes:\n")
 	for _, c := range codes {
-		fmt.Fprintf(w, "  %d  %s\n", c.Code, c.Meaning)
+		fmt.Fprintf(w, "  %*d  %s\n", width, c.Code, c.Meaning)
 	}
 }
 

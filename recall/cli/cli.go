@@ -66,6 +66,7 @@ may come before the command. Every command takes --json.`,
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
 			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},
+			{Code: command.ExitInterrupted, Meaning: "interrupted (Ctrl-C or SIGTERM) with items still waiting: run again to go on"},
 		},
 		DB: command.Database{Env: DBEnv, File: "recall.db", What: "database"},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -31,6 +32,11 @@ built-in sandbox's placeholder transcripts are written only with
 		Check: func(*command.Run) error {
 			if out == "" {
 				return command.Usagef("--out is required")
+			}
+			for _, f := range strings.Split(format, ",") {
+				if !slices.Contains(recall.Formats, f) {
+					return command.Usagef("--format: unknown format %q: give some of %s, comma-separated", f, strings.Join(recall.Formats, ", "))
+				}
 			}
 			return nil
 		},

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
-	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
@@ -69,9 +69,20 @@ func (p *providerFlags) defaults() {
 	}
 }
 
-// price returns the model's price per minute, from the prices file if
-// there is one.
-func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
+// known returns a usage error unless --provider names a provider.
+func (p *providerFlags) known() error {
+	if !slices.Contains(provider.Names, p.name) {
+		return command.Usagef("--provider %q: give one of %s", p.name, strings.Join(provider.Names, ", "))
+	}
+	return nil
+}
+
+// pricing returns the model's price per minute and how the provider
+// rounds each request, from the prices file if there is one.
+func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
+	if err := p.known(); err != nil {
+		return recall.Pricing{}, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	path := p.prices
@@ -86,10 +97,10 @@ func (p *providerFlags) price(r *command.Run) (ledger.Amount, error) {
 	if path != "" {
 		var err error
 		if prices, err = recall.LoadPrices(path); err != nil {
-			return 0, err
+			return recall.Pricing{}, err
 		}
 	}
-	return prices.PerMinute(p.name, p.model)
+	return prices.Pricing(p.name, p.model)
 }
 
 // again returns the flags that choose the same provider and model again,
@@ -107,15 +118,6 @@ func (p *providerFlags) again() string {
 		fmt.Fprintf(&b, " --api-key-env %s", p.keyEnv)
 	}
 	return b.String()
-}
-
-// pricing returns the provider's model with its price and rounding.
-func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
-	price, err := p.price(r)
-	if err != nil {
-		return recall.Pricing{}, err
-	}
-	return recall.Pricing{Provider: p.name, Model: p.model, PerMinute: price, Billing: recall.BillingOf(p.name)}, nil
 }
 
 // priced is a command's work on the archive at the provider's price.
@@ -146,6 +148,9 @@ func configDir(getenv func(string) string) string {
 // provider's requests.
 func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *provider.Provider, stop func(), err error) {
 	stop = func() {}
+	if err := p.known(); err != nil {
+		return nil, stop, err
+	}
 	p.getenv = r.Getenv
 	p.defaults()
 	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout}

@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,9 +30,19 @@ func runCommand(o recall.Options) *command.Command {
 	return &command.Command{
 		Name: "run", Args: []command.Arg{batchArg}, DB: true, JSON: true,
 		Summary: "transcribe the batch, paying at most once for each recording",
-		Help: `Ctrl-C stops taking new chunks and lets requests in flight finish; running
-the batch again resumes it. A request in flight when a run is killed becomes
-ambiguous once its lease runs out, and is never sent again.`,
+		Help: `On a terminal, a bar shows the recordings done out of the batch's (those
+done by earlier runs included), each recording being worked on and its
+stage (converting, sending, waiting for an answer), the money spent and held
+against the budget, and an estimate of the time left. Elsewhere, standard
+error gets a line per step: the file, its stage, the chunk and the money.
+With --json, standard error says nothing but the interruption.
+
+The first Ctrl-C (or SIGTERM) is acknowledged at once: no new recording or
+chunk starts, ffmpeg stops, and the requests in flight finish, each within
+--timeout; running the batch again resumes it. A second Ctrl-C ends the run
+at once: its requests in flight become ambiguous once --lease runs out, and
+are never sent again. An interrupted run that leaves recordings waiting
+exits 130, unless some are ambiguous (3).`,
 		Flags: rf.register,
 		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
@@ -45,9 +54,9 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	rf.pf.register(f)
 	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
 	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-	f.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on each paid request; one that runs out may have been charged")
+	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-	f.DurationVar(&rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+	command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
 }
 
 // run runs the batch as rf says. before, if not nil, does its command's
@@ -89,28 +98,51 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		if b, err := a.Budget(ctx, batch); err == nil && limit > 0 && b.Budget == 0 && !r.JSON {
 			fmt.Fprintf(r.Stderr, "batch %s: budget set to $%s; later runs keep it ('recall-archive budget' changes it)\n", batch, limit.Decimal(6))
 		}
-		if !r.JSON && isTerminal(r.Stderr) {
-			opts.Progress = progress(ctx, r.Stderr, a, batch, pricing)
+		disp, err := runDisplay(ctx, r, a, batch, pricing)
+		if err != nil {
+			return err
 		}
+		stopDisplay := func() {}
+		if disp != nil && !r.JSON {
+			opts.Progress = disp.step
+			stopDisplay = disp.start()
+		}
+		// The first Ctrl-C is acknowledged at once, with what the run
+		// still waits for.
+		finished := make(chan struct{})
+		acknowledged := make(chan struct{})
+		go func() {
+			defer close(acknowledged)
+			select {
+			case <-ctx.Done():
+				if disp != nil {
+					disp.interrupt(rf.timeout, rf.lease)
+				}
+			case <-finished:
+			}
+		}()
 		rep, err := a.Run(ctx, batch, opts)
-		if opts.Progress != nil {
-			fmt.Fprint(r.Stderr, "\r\033[K")
-		}
+		close(finished)
+		<-acknowledged
+		stopDisplay()
 		if err != nil {
 			return err
 		}
 		money, _ := a.Money(context.WithoutCancel(ctx), batch)
-		shown := map[string]any{"run": rep, "money": money}
+		interrupted := ctx.Err() != nil
+		shown := map[string]any{"run": rep, "money": money, "interrupted": interrupted}
 		if first != nil {
 			shown["retry"] = first
 		}
 		r.Show(shown, func(w io.Writer) {
 			firstText(w)
-			printRun(w, rep, money, rf.pf.again(), ctx.Err() != nil)
+			printRun(w, rep, money, rf.pf.again(), interrupted)
 		})
 		switch {
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)
+		case interrupted && rep.Waiting > 0:
+			return command.Exit(command.ExitInterrupted)
 		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0:
 			return command.Exit(ExitItemProblems)
 		}
@@ -118,17 +150,22 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 	})(ctx, r)
 }
 
-// progress returns the function that keeps a progress line on w.
-func progress(ctx context.Context, w io.Writer, a *recall.Archive, batch string, pricing recall.Pricing) func(recall.Progress) {
-	var done, total atomic.Int64
-	est, _ := a.Estimate(ctx, batch, pricing)
-	total.Store(int64(est.Contents))
-	return func(p recall.Progress) {
-		if p.Chunk == p.Chunks {
-			done.Add(1)
-		}
-		fmt.Fprintf(w, "\r\033[K[%d/%d] %s chunk %d/%d: %s", done.Load(), total.Load(), p.Path[:12], p.Chunk, p.Chunks, p.State)
+// runDisplay returns the display of a run of batch, or nil if the batch
+// does not exist (the run says so).
+func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch string, pricing recall.Pricing) (*display, error) {
+	st, err := a.Status(ctx, batch)
+	if errors.Is(err, recall.ErrNoBatch) {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	est, err := a.Estimate(ctx, batch, pricing)
+	if err != nil {
+		return nil, err
+	}
+	money := func() (recall.Money, error) { return a.Money(context.WithoutCancel(ctx), batch) }
+	return newDisplay(r.Stderr, st.Contents, st.Transcription["done"], est.Remaining, money), nil
 }
 
 // printRun writes the run's report; again holds the flags that choose the
@@ -164,14 +201,4 @@ func printRefusals(w io.Writer, rep recall.RunReport, money recall.Money) {
 	}
 	fmt.Fprintf(w, "to send them, raise the budget to at least $%s ('recall-archive budget %s AMOUNT') and run the batch again\n",
 		(money.Spent + money.Held + needed).Decimal(6), rep.Batch)
-}
-
-// isTerminal reports whether w is a terminal, for the progress line.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

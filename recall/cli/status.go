@@ -17,13 +17,20 @@ import (
 func statusCommand(o recall.Options) *command.Command {
 	var pf providerFlags
 	return &command.Command{Name: "status", Args: []command.Arg{batchArg}, DB: true, JSON: true, Summary: "items per state; money estimated, held and spent",
+		Help:  "Exits 3 when some requests are ambiguous (they may have been paid for), with --json too.",
 		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, pricing recall.Pricing) error {
 			st, err := a.Status(ctx, r.Args[0])
 			if err != nil {
 				return err
 			}
 			est, err := a.Estimate(ctx, r.Args[0], pricing)
-			return r.Done(map[string]any{"status": st, "estimate": est}, err, func(w io.Writer) { printStatus(w, st, est, &pf) })
+			if err := r.Done(map[string]any{"status": st, "estimate": est}, err, func(w io.Writer) { printStatus(w, st, est, &pf) }); err != nil {
+				return err
+			}
+			if st.Transcription["ambiguous"] > 0 {
+				return command.Exit(ExitAmbiguous)
+			}
+			return nil
 		})}
 }
 

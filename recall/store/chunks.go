@@ -258,6 +258,7 @@ func (s *Store) release(ctx context.Context, tx ledger.Tx, key string) error {
 // their offsets from the start of the recording.
 func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, now time.Time) error {
 	q := tx.SQL()
+	t.Segments = spanned(t.Segments, c.Duration)
 	segs, err := json.Marshal(t.Segments)
 	if err != nil {
 		return err
@@ -282,6 +283,21 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		}
 	}
 	return nil
+}
+
+// spanned returns segs with each segment that has no length (a
+// transcript given as plain text has no times) running to the end of its
+// chunk, of length d: a cue of no length is one that subtitle players and
+// WebVTT parsers reject.
+func spanned(segs []provider.Segment, d time.Duration) []provider.Segment {
+	out := make([]provider.Segment, len(segs))
+	for i, seg := range segs {
+		if seg.End <= seg.Start && d > seg.Start {
+			seg.End = d
+		}
+		out[i] = seg
+	}
+	return out
 }
 
 // Progress is how far a content of a batch got, from its chunks'
