@@ -59,6 +59,11 @@ type Tool struct {
 	// Guard says which calls an open call of the tool holds back.
 	Guard config.Guard `json:"-"`
 
+	// ConfigName is the name under which the configuration's tools
+	// section gives the tool's own rule: its name, its operationId or its
+	// former name; empty when it has no rule there.
+	ConfigName string `json:"-"`
+
 	Annotations Annotations `json:"annotations"`
 
 	op *spec.Operation
@@ -97,6 +102,16 @@ type Catalog struct {
 
 // Lookup returns the tool with name, exposed or hidden, or nil.
 func (c *Catalog) Lookup(name string) *Tool { return c.byName[name] }
+
+// RuleName is the name of the tool's own rule in the configuration's
+// tools section: the one the file uses, or the tool's name for a rule
+// still to be written.
+func (t *Tool) RuleName() string {
+	if t.ConfigName != "" {
+		return t.ConfigName
+	}
+	return t.Name
+}
 
 // Callable returns the exposed tool with name, or nil. It is how a call
 // finds its tool: a hidden tool is not listed, and is unknown by name too.
@@ -169,6 +184,7 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 			return nil, fmt.Errorf("toolgate: the configuration names tool %s twice, as %q and as %q; keep one", t.Name, other, name)
 		}
 		rules[t] = name
+		t.ConfigName = name
 	}
 	for tag := range cfg.Tags {
 		if !tags[tag] {

@@ -38,7 +38,7 @@ func editsFrom(form url.Values, s *surface) []config.Edit {
 		}
 	}
 	for _, t := range s.cat.Tools {
-		add("tools", t.Name, toolFields)
+		add("tools", t.RuleName(), toolFields)
 	}
 	for _, tag := range s.tags() {
 		add("tags", tag.Name, tagFields)

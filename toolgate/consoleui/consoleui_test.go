@@ -1,16 +1,25 @@
 package consoleui_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/toolgate/consoleui"
 	"github.com/rubicon-go/rubicon/toolgate/spec"
 )
 
@@ -246,5 +255,61 @@ func TestWritesOneAtATime(t *testing.T) {
 	got := s.configText(t)
 	if got != shopConfig+"  getOrder: {deadline: 11s}\n" && got != shopConfig+"  getOrder: {deadline: 12s}\n" {
 		t.Fatalf("the file:\n%s", got)
+	}
+}
+
+// TestRuleNamedByOperationID reviews a tool whose configuration names it
+// by its operationId, which is not a valid tool name: the page shows the
+// rule as written, and a change edits that rule instead of adding a
+// second one for the same tool, which the loader would refuse.
+func TestRuleNamedByOperationID(t *testing.T) {
+	const doc = `openapi: 3.0.3
+info: {title: orders, version: "1"}
+paths:
+  /orders:
+    get:
+      operationId: orders/list
+      responses: {"200": {description: the orders}}
+`
+	const cfg = "tools:\n  orders/list: {deadline: 10s}   # kept by name\n"
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("openapi.yaml", []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("toolgate.yaml", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := spec.Load("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlstore.Open(context.Background(), filepath.Join(dir, "journal.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ui, err := consoleui.New(consoleui.Options{Doc: d, SpecPath: "openapi.yaml", ConfigPath: "toolgate.yaml", Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(console.Options{Product: "toolgate", TokenEnv: toolgate.TokenEnv, User: "ann",
+		Journal: journal.New(db.JournalStore(), journal.Options{}), Work: consoleui.Work(), Pages: ui.Pages(), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &shop{console: httptest.NewServer(c.Handler()), configPath: "toolgate.yaml"}
+	t.Cleanup(s.console.Close)
+
+	r := row(t, s.get(t, "/tools").body, "orders_list")
+	if !strings.Contains(r, `name="tools.orders/list.deadline" value="10s"`) {
+		t.Fatalf("the rule as written is not in the tool's row:\n%s", r)
+	}
+	form := url.Values{"base": {s.base(t)}, "tools.orders/list.deadline": {"20s"}}
+	if w := s.post(t, "/tools/write", form); w.status != 303 {
+		t.Fatalf("writing: %d\n%s", w.status, w.body)
+	}
+	if got, want := s.configText(t), "tools:\n  orders/list: {deadline: 20s} # kept by name\n"; got != want {
+		t.Fatalf("the file:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -83,8 +83,10 @@ type rowView struct {
 	Tags []string
 	// Shown is yes, confirm or no.
 	Shown string
-	// WrittenExpose, WrittenRetry and WrittenDeadline are tools.NAME's
-	// settings as the file writes them.
+	// Rule is the name of the tool's rule in the file's tools section,
+	// which may be its operationId; WrittenExpose, WrittenRetry and
+	// WrittenDeadline are that rule's settings as the file writes them.
+	Rule                                         string
 	WrittenExpose, WrittenRetry, WrittenDeadline string
 	ExposeOptions, RetryOptions                  []option
 }
@@ -127,14 +129,14 @@ func (u *UI) tools(w http.ResponseWriter, r *http.Request) {
 		d.Tags = append(d.Tags, tag)
 	}
 	for _, row := range s.rows {
-		tags := s.cat.Lookup(row.Name).Tags
-		if !d.Filter.keeps(row, tags) {
+		tool := s.cat.Lookup(row.Name)
+		if !d.Filter.keeps(row, tool.Tags) {
 			continue
 		}
-		v := rowView{Row: row, Tags: tags, Shown: exposureOf(row)}
-		v.WrittenExpose = s.written[config.Setting{Section: "tools", Name: row.Name, Field: "expose"}]
-		v.WrittenRetry = s.written[config.Setting{Section: "tools", Name: row.Name, Field: "retry"}]
-		v.WrittenDeadline = s.written[config.Setting{Section: "tools", Name: row.Name, Field: "deadline"}]
+		v := rowView{Row: row, Tags: tool.Tags, Shown: exposureOf(row), Rule: tool.RuleName()}
+		v.WrittenExpose = s.written[config.Setting{Section: "tools", Name: v.Rule, Field: "expose"}]
+		v.WrittenRetry = s.written[config.Setting{Section: "tools", Name: v.Rule, Field: "retry"}]
+		v.WrittenDeadline = s.written[config.Setting{Section: "tools", Name: v.Rule, Field: "deadline"}]
 		v.ExposeOptions, v.RetryOptions = options(v.WrittenExpose, exposeChoices), options(v.WrittenRetry, retryChoices)
 		d.Rows = append(d.Rows, v)
 	}
