@@ -66,11 +66,13 @@ func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *w
 }
 
 // provider is the sandbox at w.url, each request bounded by w.timeout
-// (5 s if unset).
+// (30 s if unset: on a busy machine under the race detector an answer
+// can take seconds, and a request that times out is ambiguous, which
+// the tests that do not set a timeout do not expect).
 func (w *world) provider(name string) *provider.Provider {
 	timeout := w.timeout
 	if timeout == 0 {
-		timeout = 5 * time.Second
+		timeout = 30 * time.Second
 	}
 	p, err := provider.New(provider.Options{Name: name, BaseURL: w.url, Model: "whisper-1", Timeout: timeout})
 	if err != nil {
