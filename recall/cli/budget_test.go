@@ -18,16 +18,7 @@ import (
 // environment.
 func binary(t *testing.T, bin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := exitCode(err)
-	if code < 0 {
-		t.Fatalf("%q: %v", args, err)
-	}
-	return result{code, out.String(), errOut.String()}
+	return answering(t, bin, "", env, args...)
 }
 
 // TestBudgetCommandAndPlainRuns runs the binary: 'run --budget' sets the
@@ -40,11 +31,7 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 4 {
-		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 200+50*i, 30+i), path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, 30+i)
 	}
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)

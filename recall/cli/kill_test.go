@@ -28,11 +28,7 @@ func TestKillRunAtRandomMoments(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 6 {
-		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 200+50*i, 1+i%3), path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, 1+i%3)
 	}
 	runs := 8
 	if testing.Short() {
@@ -122,6 +118,16 @@ func checkAfterKill(t *testing.T, run int, db string, sb *sandbox.Server) {
 	}
 }
 
+// tone writes seconds of a sine at freq Hz to path, encoded as its
+// extension says.
+func tone(t testing.TB, path string, freq, seconds int) {
+	t.Helper()
+	if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
+		"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", freq, seconds), path).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, b)
+	}
+}
+
 func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "recall-archive")
@@ -149,11 +155,7 @@ func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 3 {
-		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=1", 300+100*i), path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 1)
 	}
 	plan, _ := sandbox.ParsePlan("1:hang")
 	sb := sandbox.New(sandbox.Options{Plan: plan})

@@ -21,7 +21,11 @@ func answering(t *testing.T, bin, stdin string, env []string, args ...string) re
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	code := exitCode(cmd.Run())
+	err := cmd.Run()
+	code := exitCode(err)
+	if code < 0 {
+		t.Fatalf("%q: %v", args, err)
+	}
 	return result{code, out.String(), errOut.String()}
 }
 
@@ -34,11 +38,7 @@ func TestTrialWithTheSandboxThenARealProvider(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 2 {
-		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=3", 300+100*i), path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 3)
 	}
 	real := sandbox.New(sandbox.Options{}) // stands in for openai
 	srv := httptest.NewServer(real)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,11 +20,7 @@ func TestRetryFailedRunsWhatFailedBeforePayment(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 2 {
-		path := filepath.Join(rec, fmt.Sprintf("r%d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=2", 300+100*i), path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 2)
 	}
 	plan, err := sandbox.ParsePlan("1:429,2:429")
 	if err != nil {

@@ -92,10 +92,7 @@ func TestRunOnATerminal(t *testing.T) {
 	bin := buildBinary(t)
 	rec := t.TempDir()
 	for i := range 3 {
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=2", 300+100*i), filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i))).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		tone(t, filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i)), 300+100*i, 2)
 	}
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
