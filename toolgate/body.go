@@ -26,20 +26,23 @@ const (
 	multipartBody                 // an object, as multipart/form-data; binary properties are files
 	binaryBody                    // a file argument, its bytes as the body
 	textBody                      // a string, as it is
+	yamlBody                      // a string as it is, any other value as JSON, which YAML reads
 )
 
-// kindOf says how t's body is built, from its media type and, where that
-// is not enough, its schema, which it returns then (nil otherwise).
-func (c *Catalog) kindOf(t *Tool) (bodyKind, any, error) {
-	b := t.op.Body
-	m := mediaType(b.ContentType)
+// kindOf says how a body of t of media type ct with the schema raw is
+// built, from its media type and, where that is not enough, its schema,
+// which it returns then (nil otherwise).
+func (c *Catalog) kindOf(t *Tool, ct string, raw json.RawMessage) (bodyKind, any, error) {
+	m := mediaType(ct)
 	switch {
 	case strings.Contains(m, "json"):
 		return jsonBody, nil, nil
 	case m == "application/x-www-form-urlencoded":
 		return formBody, nil, nil
+	case strings.HasSuffix(m, "yaml"):
+		return yamlBody, nil, nil
 	}
-	schema, err := c.Doc.Schema(b.Schema, t.op.Where)
+	schema, err := c.Doc.Schema(raw, t.op.Where)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -121,13 +124,56 @@ func fileSchema(description string, named bool) map[string]any {
 
 // bodySchema is the schema of t's body argument: the document's, as
 // inline gives it, with binary parts of a multipart body, or a binary
-// body, as file arguments, and a text body as a string.
+// body, as file arguments, and a text body as a string. A body whose
+// media type the agent chooses takes any of its choices' schemas.
 func (c *Catalog) bodySchema(t *Tool, inline func(json.RawMessage) (any, error)) (any, error) {
-	kind, full, err := c.kindOf(t)
+	b := t.op.Body
+	if len(b.Choices) == 0 {
+		return c.mediaSchema(t, b.ContentType, b.Schema, inline)
+	}
+	var alts []any
+	seen := map[string]bool{}
+	for _, ch := range b.Choices {
+		s, err := c.mediaSchema(t, ch.ContentType, ch.Schema, inline)
+		if err != nil {
+			return nil, err
+		}
+		text, _ := json.Marshal(s)
+		if !seen[string(text)] {
+			seen[string(text)] = true
+			alts = append(alts, s)
+		}
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return map[string]any{"anyOf": alts}, nil
+}
+
+// choiceSchema is the schema of the argument that chooses the media type
+// of b, whose argument is named body.
+func choiceSchema(b *spec.Body, body string) map[string]any {
+	types := make([]any, len(b.Choices))
+	patch := false
+	for i, ch := range b.Choices {
+		types[i] = ch.ContentType
+		patch = patch || mediaType(ch.ContentType) == spec.JSONPatch
+	}
+	d := fmt.Sprintf("The media type %s is sent in (default: %s", body, b.Choices[0].ContentType)
+	if patch {
+		d += "; a list is sent as " + spec.JSONPatch
+	}
+	return map[string]any{"type": "string", "enum": types, "description": d + ")."}
+}
+
+// mediaSchema is the schema of a body of t of media type ct whose
+// document's schema is raw.
+func (c *Catalog) mediaSchema(t *Tool, ct string, raw json.RawMessage, inline func(json.RawMessage) (any, error)) (any, error) {
+	kind, full, err := c.kindOf(t, ct, raw)
 	if err != nil {
 		return nil, err
 	}
-	schema, err := inline(t.op.Body.Schema)
+	schema, err := inline(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +186,7 @@ func (c *Catalog) bodySchema(t *Tool, inline func(json.RawMessage) (any, error))
 		if m != nil && m["type"] == "string" {
 			return m, nil
 		}
-		return map[string]any{"type": "string", "description": strings.TrimSpace(desc + " The request body, as " + mediaType(t.op.Body.ContentType) + " text.")}, nil
+		return map[string]any{"type": "string", "description": strings.TrimSpace(desc + " The request body, as " + mediaType(ct) + " text.")}, nil
 	case multipartBody:
 		files := fileFields(full)
 		props, _ := m["properties"].(map[string]any)
@@ -169,33 +215,89 @@ func (c *Catalog) bodySchema(t *Tool, inline func(json.RawMessage) (any, error))
 	return schema, nil
 }
 
-// encodeBody builds t's body from its argument v, named arg, and returns
-// it with its media type.
-func (c *Caller) encodeBody(t *Tool, v any, arg string) ([]byte, string, error) {
-	kind, schema, err := c.cat.kindOf(t)
+// chooseBody returns the media type, schema and encoding t's body v is
+// sent in: the one the argument choice names (in a, the call's
+// arguments), else, for a body that offers a choice, a JSON Patch for a
+// list and the preferred type for anything else. A list is never sent as
+// a merge patch, nor an object as a JSON Patch.
+func (c *Caller) chooseBody(t *Tool, v any, arg string, a map[string]any) (spec.BodyChoice, error) {
+	b := t.op.Body
+	if len(b.Choices) == 0 {
+		return spec.BodyChoice{ContentType: b.ContentType, Schema: b.Schema, Encoding: b.Encoding}, nil
+	}
+	_, _, choiceArg := arguments(t.op)
+	chosen, _ := a[choiceArg].(string)
+	_, isList := v.([]any)
+	isPatch := func(ch spec.BodyChoice) bool { return mediaType(ch.ContentType) == spec.JSONPatch }
+	ch, found := b.Choices[0], false
+	for _, c := range b.Choices {
+		if chosen != "" && mediaType(chosen) == mediaType(c.ContentType) || chosen == "" && isList == isPatch(c) {
+			ch, found = c, true
+			break
+		}
+	}
+	switch {
+	case !found && chosen != "":
+		return ch, fmt.Errorf("the argument %q is %q, which is not a media type the operation takes", choiceArg, chosen)
+	case isPatch(ch) && !isList:
+		return ch, fmt.Errorf("the argument %q is not a list, and a JSON Patch (%s) is a list of operations: give a list, or another %s", arg, spec.JSONPatch, choiceArg)
+	case isList && !isPatch(ch) && !c.cat.listSchema(t, ch.Schema):
+		return ch, fmt.Errorf("the argument %q is a list, which %s is not: give an object, or %s %s for a JSON Patch", arg, ch.ContentType, choiceArg, spec.JSONPatch)
+	}
+	return ch, nil
+}
+
+// listSchema reports whether raw, a schema of t's document, is a list.
+func (c *Catalog) listSchema(t *Tool, raw json.RawMessage) bool {
+	s, err := c.Doc.Schema(raw, t.op.Where)
+	m, _ := s.(map[string]any)
+	return err == nil && m["type"] == "array"
+}
+
+// encodeBody builds t's body from its argument v, named arg, among the
+// call's arguments a, with the form fields that carry a credential, and
+// returns it with its media type.
+func (c *Caller) encodeBody(t *Tool, v any, arg string, a map[string]any, credentials map[string]string) ([]byte, string, error) {
+	ch, err := c.chooseBody(t, v, arg, a)
 	if err != nil {
 		return nil, "", err
 	}
-	b := t.op.Body
+	kind, schema, err := c.cat.kindOf(t, ch.ContentType, ch.Schema)
+	if err != nil {
+		return nil, "", err
+	}
+	ct := ch.ContentType
+	if kind == formBody || kind == multipartBody {
+		fields, ok := v.(map[string]any)
+		if !ok {
+			what := "the fields of the form"
+			if kind == multipartBody {
+				what = "the parts of the form"
+			}
+			return nil, "", fmt.Errorf("the argument %q must be an object: %s", arg, what)
+		}
+		if b := t.op.Body; len(b.Credentials) > 0 {
+			// A credential is never the agent's: the caller's, or none.
+			fields = maps.Clone(fields)
+			for name := range b.Credentials {
+				delete(fields, name)
+				if value, ok := credentials[name]; ok {
+					fields[name] = value
+				}
+			}
+		}
+		required := c.cat.requiredFields(t, ch.Schema)
+		if kind == formBody {
+			return formEncode(fields, ch.Encoding, required), ct, nil
+		}
+		return multipartEncode(fields, ch.Encoding, fileFields(schema), required, arg)
+	}
 	switch kind {
-	case formBody:
-		fields, ok := v.(map[string]any)
-		if !ok {
-			return nil, "", fmt.Errorf("the argument %q must be an object: the fields of the form", arg)
-		}
-		return formEncode(fields, b.Encoding), b.ContentType, nil
-	case multipartBody:
-		fields, ok := v.(map[string]any)
-		if !ok {
-			return nil, "", fmt.Errorf("the argument %q must be an object: the parts of the form", arg)
-		}
-		return multipartEncode(fields, b.Encoding, fileFields(schema), arg)
 	case binaryBody:
 		f, err := fileArgument(v, arg, false)
 		if err != nil {
 			return nil, "", err
 		}
-		ct := b.ContentType
 		if f.contentType != "" {
 			ct = f.contentType
 		}
@@ -203,11 +305,32 @@ func (c *Caller) encodeBody(t *Tool, v any, arg string) ([]byte, string, error) 
 	case textBody:
 		s, ok := v.(string)
 		if !ok {
-			return nil, "", fmt.Errorf("the argument %q must be a string: the body is sent as %s text", arg, mediaType(b.ContentType))
+			return nil, "", fmt.Errorf("the argument %q must be a string: the body is sent as %s text", arg, mediaType(ct))
 		}
-		return []byte(s), b.ContentType, nil
+		return []byte(s), ct, nil
+	case yamlBody:
+		if s, ok := v.(string); ok {
+			return []byte(s), ct, nil
+		}
 	}
-	return marshal(v), b.ContentType, nil
+	return marshal(v), ct, nil
+}
+
+// requiredFields returns the fields a form's schema raw requires.
+func (c *Catalog) requiredFields(t *Tool, raw json.RawMessage) map[string]bool {
+	s, err := c.Doc.Schema(raw, t.op.Where)
+	m, _ := s.(map[string]any)
+	list, _ := m["required"].([]any)
+	if err != nil || len(list) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(list))
+	for _, r := range list {
+		if name, ok := r.(string); ok {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // formEscape escapes a form's names and values as
@@ -217,16 +340,27 @@ func formEscape(s string) string { return url.QueryEscape(s) }
 // formEncode writes fields as application/x-www-form-urlencoded, in name
 // order. A field the encoding gives a style is written in it (Stripe's
 // deepObject: metadata[order]=42); any other object is written as JSON,
-// and a list as one pair per item.
-func formEncode(fields map[string]any, encoding map[string]spec.Encoding) []byte {
+// and a list as one pair per item. A field the form requires that is an
+// empty list is sent empty (name=), not left out.
+func formEncode(fields map[string]any, encoding map[string]spec.Encoding, required map[string]bool) []byte {
 	w := writer{esc: formEscape, delim: formDelim}
 	var out []string
 	for _, name := range sortedKeys(fields) {
-		for _, kv := range fieldPairs(w, name, fields[name], encoding[name]) {
+		pairs := fieldPairs(w, name, fields[name], encoding[name])
+		if len(pairs) == 0 && required[name] && isEmptyList(fields[name]) {
+			pairs = [][2]string{{w.esc(name), ""}}
+		}
+		for _, kv := range pairs {
 			out = append(out, kv[0]+"="+kv[1])
 		}
 	}
 	return []byte(strings.Join(out, "&"))
+}
+
+// isEmptyList reports whether v is a list without items.
+func isEmptyList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) == 0
 }
 
 // formDelim writes the delimiters of the delimited styles in a form.
@@ -328,7 +462,7 @@ func decodeBase64(s string) ([]byte, error) {
 // field is a part with a file name; a field the encoding gives a style is
 // one part per pair (Stripe's deepObject); any other object is a JSON
 // part, a list one part per item, and a scalar a text part.
-func multipartEncode(fields map[string]any, encoding map[string]spec.Encoding, files map[string]bool, arg string) ([]byte, string, error) {
+func multipartEncode(fields map[string]any, encoding map[string]spec.Encoding, files map[string]bool, required map[string]bool, arg string) ([]byte, string, error) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	raw := writer{esc: func(s string) string { return s }, delim: func(s string) string { return s }}
@@ -349,6 +483,9 @@ func multipartEncode(fields map[string]any, encoding map[string]spec.Encoding, f
 		items := []any{v}
 		if list, ok := v.([]any); ok {
 			items = list
+			if len(list) == 0 && required[name] {
+				items = []any{""} // a required list given empty is sent empty
+			}
 		}
 		for _, e := range items {
 			ct := enc.ContentType

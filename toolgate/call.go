@@ -32,10 +32,14 @@ const JournalKind = "toolgate"
 
 // Caller calls the upstream API for tools.
 type Caller struct {
-	cat     *Catalog
-	base    *url.URL
+	cat  *Catalog
+	base *url.URL
+	// bases are where the tools whose operations have servers of their
+	// own are called; any other is called at base.
+	bases   map[*Tool]*url.URL
 	client  *http.Client
-	auth    config.Auth
+	auth    config.Auth // upstream.auth, whose header no argument may set
+	creds   *credentials
 	redact  *redactor
 	journal *journal.Journal // nil: calls are not journaled
 	worker  string
@@ -50,31 +54,63 @@ type Caller struct {
 	beginning sync.Mutex
 }
 
-// NewCaller returns a caller for cat's tools against base, authenticating
-// with auth, whose secret it reads once from the environment (getenv).
-// The journal, if not nil, records every call to a tool that is not read
+// NewCaller returns a caller for cat's tools against the upstream: base
+// (--upstream), else up.URL, else the document's server that up chooses,
+// with its variables; a relative server of the document is resolved
+// against base. Calls authenticate as each tool's operation requires
+// (Tool.Auth): with up.Schemes' credentials, scheme by scheme, and with
+// up.Auth on every request. Secrets are read once, here, from the
+// environment (getenv) or from files only their owner may read. The
+// journal, if not nil, records every call to a tool that is not read
 // only, so that an ambiguous call is kept and an identical one refused.
 //
-// The secret goes only to base's origin (scheme, host and port): it is
-// added to each request right before it is sent there, never to one bound
-// elsewhere. Redirects are followed for read tools within that origin
-// only; any other redirect is the call's answer. Answers that echo the
-// secret have it redacted. client, if not nil, provides the transport and
-// the timeout; its redirect policy and cookie jar are not used.
-func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) string, client *http.Client, j *journal.Journal) (*Caller, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream %q: give an http or https URL (config upstream.url, --upstream, or the document's servers)", base)
+// The credentials go only to the upstream's origin (scheme, host and
+// port): they are added to each request right before it is sent there,
+// never to one bound elsewhere, and an operation that the document serves
+// on another origin is called without them. An OAuth2 client's secret
+// goes only to its token endpoint, which is an origin of its own; a
+// document's token endpoint elsewhere than the upstream is used only if
+// the configuration names it. A tool whose operation requires a scheme
+// that nothing is configured for is called without its credential
+// ([Catalog.MissingCredentials] finds them). Redirects are followed for
+// read tools within the origin only; any other redirect is the call's
+// answer. Answers that echo a secret or a token have it redacted. client,
+// if not nil, provides the transport and the timeout; its redirect policy
+// and cookie jar are not used.
+func NewCaller(cat *Catalog, base string, up config.Upstream, getenv func(string) string, client *http.Client, j *journal.Journal) (*Caller, error) {
+	if base == "" {
+		base = up.URL
 	}
-	c := &Caller{cat: cat, base: u, auth: auth, journal: j, worker: journal.ProcessWorker(), schemas: map[string]*jsonschema.Resolved{}}
-	var secret string
-	if auth.Type != "none" && auth.Type != "" {
-		secret = getenv(auth.Env)
-		if secret == "" {
-			return nil, fmt.Errorf("upstream authentication needs $%s, which is not set", auth.Env)
+	if up.Auth.Type == "" {
+		up.Auth.Type = config.AuthNone
+	}
+	u, server, err := upstreamOf(cat.Doc, base, up, sendsSecrets(cat, up))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOrigins(cat, up, u); err != nil {
+		return nil, err
+	}
+	c := &Caller{cat: cat, base: u, auth: up.Auth, journal: j, worker: journal.ProcessWorker(), schemas: map[string]*jsonschema.Resolved{},
+		bases: map[*Tool]*url.URL{}}
+	for _, t := range cat.Tools {
+		b, err := operationBase(t.op, u, server, up)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			c.bases[t] = b
 		}
 	}
-	c.redact = newRedactor(auth, secret)
+	var derived []string
+	if c.creds, derived, err = newCredentials(cat, up, u, getenv); err != nil {
+		return nil, err
+	}
+	secrets := make([]string, 0, len(c.creds.secrets))
+	for _, s := range c.creds.secrets {
+		secrets = append(secrets, s)
+	}
+	c.redact = newRedactor(secrets, derived)
 	if client == nil {
 		if client, err = transport.NewClient(transport.Options{Observe: observe}); err != nil {
 			return nil, err
@@ -84,11 +120,51 @@ func NewCaller(cat *Catalog, base string, auth config.Auth, getenv func(string) 
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	if header, value := credentials(auth, secret); header != "" {
-		rt = &authTransport{base: rt, origin: u, header: header, value: value}
-	}
-	c.client = &http.Client{Transport: rt, CheckRedirect: c.checkRedirect, Timeout: client.Timeout}
+	c.client = &http.Client{Transport: &authTransport{base: rt}, CheckRedirect: c.checkRedirect, Timeout: client.Timeout}
 	return c, nil
+}
+
+// CheckUpstream checks, before anything is opened, that NewCaller can
+// place cat's upstream with base and up: its URL, the document's servers
+// and their variables.
+func CheckUpstream(cat *Catalog, base string, up config.Upstream) error {
+	if base == "" {
+		base = up.URL
+	}
+	_, _, err := upstreamOf(cat.Doc, base, up, sendsSecrets(cat, up))
+	return err
+}
+
+// sendsSecrets says where the credentials that calls of cat's tools carry
+// under up come from ("$TOKEN"), or "" when they carry none.
+func sendsSecrets(cat *Catalog, up config.Upstream) string {
+	if up.Auth.Type != config.AuthNone && up.Auth.Type != "" {
+		return from(up.Auth)
+	}
+	for _, t := range cat.Tools {
+		for _, u := range t.Auth.Uses {
+			if u.Auth.Type != config.AuthNone {
+				return from(u.Auth)
+			}
+		}
+	}
+	return ""
+}
+
+// from says where a's credential comes from.
+func from(a config.Auth) string {
+	if a.Type == config.AuthForward {
+		return "the MCP client's token"
+	}
+	return a.Secret()
+}
+
+// baseOf returns where calls of t go.
+func (c *Caller) baseOf(t *Tool) *url.URL {
+	if b := c.bases[t]; b != nil {
+		return b
+	}
+	return c.base
 }
 
 // Result is what a tool call returns to the agent.
@@ -97,6 +173,17 @@ type Result struct {
 	IsError bool
 	// Structured is the answer as JSON, when it is an object.
 	Structured map[string]any
+	// Media is an answer that is not text (an image, audio, a file),
+	// which Text then describes; nil for text.
+	Media *Media
+}
+
+// Media is an answer that is not text: its media type, its bytes, and
+// what it answers, the request's URL without its query.
+type Media struct {
+	Type string
+	Data []byte
+	URI  string
 }
 
 // forbiddenHeaders can never be set from arguments, whatever the document
@@ -124,7 +211,10 @@ func (c *Caller) Call(ctx context.Context, t *Tool, args json.RawMessage, person
 	start := time.Now()
 	res, info := c.call(ctx, t, args, person)
 	c.observed(t, info, time.Since(start))
-	return c.redact.result(res)
+	if info.redact == nil {
+		info.redact = c.redact
+	}
+	return info.redact.result(res)
 }
 
 // Outcomes of a call, as metrics and logs name them: the journal's words
@@ -138,6 +228,9 @@ const (
 	OutcomeInvalid = "invalid"
 	// OutcomeNotRecorded: not sent; the journal could not record it.
 	OutcomeNotRecorded = "not_recorded"
+	// OutcomeNoCredentials: not sent; its credentials could not be had
+	// (a token endpoint that failed, no client token to forward).
+	OutcomeNoCredentials = "no_credentials"
 )
 
 // callInfo is what a call did, for metrics and logs.
@@ -145,6 +238,9 @@ type callInfo struct {
 	outcome string
 	key     string
 	stats   callStats
+	// redact redacts the call's result: the caller's secrets and the
+	// call's tokens.
+	redact *redactor
 }
 
 func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person Confirmer) (Result, callInfo) {
@@ -152,31 +248,43 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 	if refused != nil {
 		return *refused, callInfo{outcome: OutcomeInvalid}
 	}
-	req, err := c.request(ctx, t, exact)
+	auth, err := c.authorize(ctx, t)
 	if err != nil {
-		return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid}
+		return errorResult("the upstream's credentials could not be had: %v. Nothing was sent.", err), callInfo{outcome: OutcomeNoCredentials}
+	}
+	req, err := c.request(ctx, t, exact, auth)
+	if err != nil {
+		return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: auth.redact}
 	}
 	if t.Confirm {
-		if res, ok := c.confirm(ctx, t, req, exact, args, person); !ok {
-			return res, callInfo{outcome: OutcomeRefused}
+		if res, ok := c.confirm(ctx, t, req, exact, args, person, auth); !ok {
+			return res, callInfo{outcome: OutcomeRefused, redact: auth.redact}
+		}
+		// A token may have aged while the person read: the request is
+		// made again with the credentials as they are now.
+		if auth, err = c.authorize(ctx, t); err != nil {
+			return errorResult("the upstream's credentials could not be had: %v. Nothing was sent.", err), callInfo{outcome: OutcomeNoCredentials}
+		}
+		if req, err = c.request(ctx, t, exact, auth); err != nil {
+			return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: auth.redact}
 		}
 	}
 	// The deadline starts now, once a person has answered if one was
 	// asked: their time to read is not the upstream's time to answer.
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
-	var info callInfo
+	info := callInfo{redact: auth.redact}
 	if c.journals(t) {
 		var refusal string
 		info.key, refusal, err = c.begin(ctx, t, exact, args)
 		if err != nil {
-			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded}
+			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded, redact: auth.redact}
 		}
 		if refusal != "" {
-			return Result{IsError: true, Text: refusal}, callInfo{outcome: OutcomeRefused}
+			return Result{IsError: true, Text: refusal}, callInfo{outcome: OutcomeRefused, redact: auth.redact}
 		}
 	}
-	e := c.send(ctx, t, req, info.key, &info.stats)
+	e := c.send(ctx, t, req, info.key, &info.stats, auth)
 	state := outcome(t, e)
 	if info.key != "" {
 		c.finish(context.WithoutCancel(ctx), info.key, state, e)
@@ -222,9 +330,10 @@ func (c *Caller) check(t *Tool, args json.RawMessage) (json.RawMessage, map[stri
 }
 
 // send sends req, the request of a call of t journaled under key ("" if
-// it is not), through rubicon's transport in the tool's retry mode, and
-// returns how it ended. The transport's attempts are counted in stats.
-func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key string, stats *callStats) ending {
+// it is not), with the credentials auth, through rubicon's transport in
+// the tool's retry mode, and returns how it ended. The transport's
+// attempts are counted in stats.
+func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key string, stats *callStats, auth *callAuth) ending {
 	switch {
 	case t.Retry == retry.OptedIn:
 		// One key for this tool call, sent on every attempt.
@@ -237,11 +346,12 @@ func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key strin
 	}
 	ctx = withRedirects(ctx, !t.Journaled())
 	ctx = context.WithValue(ctx, statsKey{}, stats)
+	ctx = withAuth(ctx, auth)
 	resp, err := c.client.Do(req.WithContext(ctx))
 	if err != nil {
-		return ending{err: err}
+		return ending{err: err, redact: auth.redact}
 	}
-	return c.read(resp)
+	return c.read(resp, auth.redact)
 }
 
 // schema returns t's compiled input schema. Compiling every schema at
@@ -288,7 +398,7 @@ type identity struct {
 // tools share names.
 func (c *Caller) identify(t *Tool, a map[string]any) identity {
 	var params []string
-	args, _ := arguments(t.op)
+	args, _, _ := arguments(t.op)
 	for _, arg := range args {
 		if arg.param.In != "path" {
 			continue
@@ -390,21 +500,30 @@ type ending struct {
 	broken    bool     // the body broke off while it was read
 	location  *url.URL // where a redirect points, if it says
 	requestID string   // the upstream's id of the request, if it gave one
+	// media is an answer that is not text; data and text are then empty.
+	media *mediaAnswer
+	// redact removes the caller's secrets and the call's tokens.
+	redact *redactor
 }
 
-// read reads the upstream's answer.
-func (c *Caller) read(resp *http.Response) ending {
+// read reads the upstream's answer, redacting it with red.
+func (c *Caller) read(resp *http.Response, red *redactor) ending {
 	defer resp.Body.Close()
 	// Read past the limit by the longest form of the secret, so that one
 	// that straddles the limit is cut whole and redacted, never in part.
-	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxAnswer+1+c.redact.longest())))
-	e := ending{status: resp.StatusCode, broken: err != nil, truncated: len(data) > maxAnswer}
-	if e.truncated {
-		data = data[:c.redact.cut(data, maxAnswer)]
-	}
-	e.data, e.text = data, c.redact.string(string(data))
-	if e.truncated {
-		e.text += "\n[answer cut at 100 KiB]"
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(max(maxAnswer, maxMedia)+1+red.longest())))
+	e := ending{status: resp.StatusCode, broken: err != nil, redact: red}
+	if m := readMedia(resp, data, red); m != nil {
+		e.media = m
+	} else {
+		e.truncated = len(data) > maxAnswer
+		if e.truncated {
+			data = data[:red.cut(data, maxAnswer)]
+		}
+		e.data, e.text = data, red.string(string(data))
+		if e.truncated {
+			e.text += "\n[answer cut at 100 KiB]"
+		}
 	}
 	if loc, err := resp.Location(); err == nil {
 		e.location = loc
@@ -469,7 +588,10 @@ func (c *Caller) tell(t *Tool, e ending, state journal.State) Result {
 		return errorResult("the upstream API could not be reached, and nothing was sent (%s). You may call again.", reason(e.err))
 	case journal.Applied:
 		if e.status/100 == 3 {
-			return Result{Text: fmt.Sprintf("The upstream API applied the call and points at its result: %s. %s", c.redirect(e), snippet(e.text))}
+			return Result{Text: fmt.Sprintf("The upstream API applied the call and points at its result: %s. %s", c.redirect(e), e.body())}
+		}
+		if e.media != nil {
+			return e.media.result(e.status)
 		}
 		r := Result{Text: e.text}
 		var m map[string]any
@@ -480,19 +602,19 @@ func (c *Caller) tell(t *Tool, e ending, state journal.State) Result {
 	}
 	status := fmt.Sprintf("%d %s", e.status, http.StatusText(e.status))
 	switch {
-	case e.status/100 == 3 && !t.Journaled() && e.location != nil && !sameOrigin(e.location, c.base):
+	case e.status/100 == 3 && !t.Journaled() && e.location != nil && !sameOrigin(e.location, c.baseOf(t)):
 		return errorResult("the upstream API redirected the call: %s, which toolgate does not follow: redirects are followed only within the upstream's origin, where its credentials belong. Nothing was read. %s",
-			c.redirect(e), snippet(e.text))
+			c.redirect(e), e.body())
 	case e.status/100 == 3 && !t.Journaled():
 		return errorResult("the upstream API answered %s, which toolgate did not follow (no address, or more than 10 redirects). Nothing was read. %s",
-			c.redirect(e), snippet(e.text))
+			c.redirect(e), e.body())
 	case e.status/100 == 3:
 		return errorResult("the upstream API did not apply the call here: it answered %s, asking for the same request at that address. "+
 			"toolgate does not repeat a call that changes state at another address. Nothing was applied; tell a person if the upstream has moved.", c.redirect(e))
 	case e.status/100 == 4:
-		return errorResult("the upstream API refused the call: %s: %s", status, snippet(e.text))
+		return errorResult("the upstream API refused the call: %s: %s", status, e.body())
 	}
-	return errorResult("the upstream API failed: %s: %s", status, snippet(e.text))
+	return errorResult("the upstream API failed: %s: %s", status, e.body())
 }
 
 // unknownWhy says why the ending e leaves a call's outcome unknown.
@@ -528,7 +650,7 @@ func (c *Caller) location(e ending) string {
 	if e.location == nil {
 		return ""
 	}
-	return c.redact.string(rubicon.RedactURL(e.location))
+	return e.redact.string(rubicon.RedactURL(e.location))
 }
 
 // ambiguous is the result that tells the agent, plainly, that the outcome
@@ -574,7 +696,7 @@ func (c *Caller) readersFor(t *Tool) []string {
 func (c *Caller) finish(ctx context.Context, key string, state journal.State, e ending) {
 	r := journal.Report{Worker: c.worker, To: state}
 	if e.err != nil {
-		r.Detail, r.Phase = c.redact.string(e.err.Error()), rubicon.Sent // nothing shows where it failed
+		r.Detail, r.Phase = e.redact.string(e.err.Error()), rubicon.Sent // nothing shows where it failed
 		var re *rubicon.Error
 		if errors.As(e.err, &re) {
 			r.Phase = re.Phase
@@ -587,7 +709,7 @@ func (c *Caller) finish(ctx context.Context, key string, state journal.State, e 
 	if e.status != 0 {
 		r.Evidence = journal.Evidence{"status": e.status}
 		if e.requestID != "" {
-			r.Evidence["provider_request_id"] = c.redact.string(e.requestID)
+			r.Evidence["provider_request_id"] = e.redact.string(e.requestID)
 		}
 		loc := c.location(e)
 		if loc != "" && e.status/100 == 3 {

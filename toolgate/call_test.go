@@ -94,7 +94,7 @@ func TestGatewayRecoversCallsLeftInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := shop(t, "")
-	c, err := toolgate.NewCaller(cat, "http://127.0.0.1:1", config.Auth{Type: "none"}, nil, nil, j)
+	c, err := toolgate.NewCaller(cat, "http://127.0.0.1:1", config.Upstream{}, nil, nil, j)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,9 @@ type Tool struct {
 	Deadline time.Duration `json:"-"`
 	// Guard says which calls an open call of the tool holds back.
 	Guard config.Guard `json:"-"`
+	// Auth is what the tool's operation requires to authenticate, and
+	// what the configuration gives for it.
+	Auth Security `json:"-"`
 
 	// ConfigName is the name under which the configuration's tools
 	// section gives the tool's own rule: its name, its operationId or its
@@ -98,6 +101,8 @@ type Catalog struct {
 	// it: its operationId, and its name as it was before names were cut
 	// to 64 characters.
 	byAlias map[string]*Tool
+	// upstream is the configuration's upstream section.
+	upstream config.Upstream
 }
 
 // Lookup returns the tool with name, exposed or hidden, or nil.
@@ -137,7 +142,7 @@ func (c *Catalog) Exposed() []*Tool {
 // name no tool or tag are errors: a misspelt name must not leave a tool
 // exposed, or hidden, unnoticed.
 func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
-	c := &Catalog{Doc: doc, byName: map[string]*Tool{}, byAlias: map[string]*Tool{}}
+	c := &Catalog{Doc: doc, byName: map[string]*Tool{}, byAlias: map[string]*Tool{}, upstream: cfg.Upstream}
 	long := toolNames(doc.Operations, maxLongName)
 	for i, name := range toolNames(doc.Operations, MaxNameLength) {
 		op := doc.Operations[i]
@@ -191,6 +196,9 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 			return nil, fmt.Errorf("toolgate: the configuration names tag %q, which no operation has", tag)
 		}
 	}
+	if err := checkSchemes(doc, cfg.Upstream); err != nil {
+		return nil, err
+	}
 	for _, t := range c.Tools {
 		decide(t, doc, cfg, rules[t])
 	}
@@ -201,6 +209,7 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 // policy to t, whose own rule is cfg.Tools[key], if key is not empty.
 func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 	t.Risk = risk.Assess(t.op, doc)
+	t.Auth = security(t.op, doc, cfg.Upstream)
 	t.Deadline, t.ConfirmTimeout = cfg.Deadline, cfg.ConfirmTimeout
 	tool, hasTool := cfg.Tools[key]
 	var tagRules []config.Rule
@@ -503,7 +512,7 @@ func (c *Catalog) inputSchema(t *Tool, brief bool, depth int) (json.RawMessage, 
 		cut = cut || cuts
 		return s, err
 	}
-	args, body := arguments(t.op)
+	args, body, choice := arguments(t.op)
 	for _, a := range args {
 		p := a.param
 		s, err := schema(p.Schema)
@@ -523,6 +532,9 @@ func (c *Catalog) inputSchema(t *Tool, brief bool, depth int) (json.RawMessage, 
 		props[body] = s
 		if b.Required {
 			required = append(required, body)
+		}
+		if choice != "" {
+			props[choice] = choiceSchema(b, body)
 		}
 	}
 	sort.Strings(required)
@@ -566,7 +578,7 @@ func (c *Catalog) OutputSchema(t *Tool) (json.RawMessage, error) {
 // BodyArgument is the argument that carries the request body: "body",
 // unless a parameter's argument already has that name.
 func BodyArgument(t *Tool) string {
-	_, body := arguments(t.op)
+	_, body, _ := arguments(t.op)
 	return body
 }
 

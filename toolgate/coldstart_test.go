@@ -40,7 +40,7 @@ func firstList(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	caller, err := toolgate.NewCaller(cat, "http://127.0.0.1:1", config.Auth{}, nil, nil, nil)
+	caller, err := toolgate.NewCaller(cat, "http://127.0.0.1:1", config.Upstream{}, nil, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -73,7 +73,7 @@ const maxShown = 4 << 10
 // confirm asks a person, through person, whether the request req built
 // for a call of t may be sent. It returns the result to give the agent
 // and false when it may not.
-func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[string]any, args []byte, person Confirmer) (Result, bool) {
+func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[string]any, args []byte, person Confirmer, auth *callAuth) (Result, bool) {
 	id := c.identify(t, a)
 	if c.journals(t) {
 		// Nobody is asked about a call the guard would refuse.
@@ -87,7 +87,7 @@ func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[
 	}
 	ans := Answer{Why: t.Name + " needs a person's confirmation of each call, and this call came by a way that cannot ask one"}
 	if person != nil {
-		q := Question{Tool: t.Name, Message: c.redact.string(c.describe(t, req, args)), Call: id.call, Timeout: t.ConfirmTimeout}
+		q := Question{Tool: t.Name, Message: auth.redact.string(c.describe(t, req, args, auth)), Call: id.call, Timeout: t.ConfirmTimeout}
 		ans = person.Confirm(ctx, q)
 	}
 	// A call not sent is an error result: the agent asked for an effect
@@ -108,9 +108,9 @@ func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[
 }
 
 // describe shows req as the person confirming it reads it: what sends it,
-// the request line, the headers and the body, and the arguments when the
-// body is not shown whole.
-func (c *Caller) describe(t *Tool, req *http.Request, args []byte) string {
+// the request line, the headers and the body, the credentials by name
+// (auth's), and the arguments when the body is not shown whole.
+func (c *Caller) describe(t *Tool, req *http.Request, args []byte, auth *callAuth) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An agent asks to send this request with %s, a %s tool:\n\n", t.Name, t.Risk.Class)
 	fmt.Fprintf(&b, "%s %s\n", req.Method, req.URL.Redacted())
@@ -124,8 +124,12 @@ func (c *Caller) describe(t *Tool, req *http.Request, args []byte) string {
 			fmt.Fprintf(&b, "%s: %s\n", k, v)
 		}
 	}
-	if header, _ := credentials(c.auth, ""); header != "" {
-		fmt.Fprintf(&b, "%s: [the API's credentials, added as it is sent; not shown]\n", header)
+	for _, p := range auth.placements {
+		if p.in == "header" {
+			fmt.Fprintf(&b, "%s: [the API's credentials, added as it is sent; not shown]\n", p.name)
+		} else {
+			fmt.Fprintf(&b, "[the API's credentials in %s, added as it is sent; not shown]\n", p.what)
+		}
 	}
 	body, whole := bodyText(req)
 	if body != "" {

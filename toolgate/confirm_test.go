@@ -139,7 +139,7 @@ func newConfirmEnv(t *testing.T, mode config.Mode, configYAML string, upstream h
 	e.j = journal.New(db.JournalStore(), journal.Options{})
 	cat := shop(t, configYAML)
 	auth := config.Auth{Type: "bearer", Env: "SHOP_TOKEN"}
-	caller, err := toolgate.NewCaller(cat, e.up.URL, auth, func(string) string { return confirmSecret }, nil, e.j)
+	caller, err := toolgate.NewCaller(cat, e.up.URL, config.Upstream{Auth: auth}, func(string) string { return confirmSecret }, nil, e.j)
 	if err != nil {
 		t.Fatal(err)
 	}

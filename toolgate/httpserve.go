@@ -35,6 +35,12 @@ type HTTPOptions struct {
 	// Metrics, if not nil, answers GET /metrics (Prometheus's text
 	// format), behind the same token and origin checks as MCP.
 	Metrics http.Handler
+	// ForwardClientToken says that the upstream's configuration forwards
+	// each client's own bearer token (type forward): every request must
+	// carry one, which the upstream, not toolgate, checks; Token must
+	// then be empty, since the one Authorization header carries the
+	// client's token.
+	ForwardClientToken bool
 }
 
 // HTTPHandler returns the Streamable HTTP endpoint for srv, and /metrics
@@ -61,11 +67,16 @@ func HTTPHandler(srv *mcp.Server, opts HTTPOptions) (http.Handler, error) {
 		mux.Handle("/", h)
 		h = mux
 	}
-	if opts.Token != "" {
+	switch {
+	case opts.Token != "" && opts.ForwardClientToken:
+		return nil, ErrTokenAndForward
+	case opts.Token != "":
 		if len(opts.Token) < MinTokenLength {
 			return nil, fmt.Errorf("the bearer token in $%s is shorter than %d characters; use a random one (openssl rand -hex 32)", TokenEnv, MinTokenLength)
 		}
 		h = requireToken(opts.Token, h)
+	case opts.ForwardClientToken:
+		h = requireClientToken(h)
 	}
 	next := h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,6 +203,26 @@ func requireToken(token string, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// requireClientToken refuses requests that carry no bearer token, with
+// the challenge RFC 6750 describes: the upstream checks the token each
+// call forwards.
+func requireClientToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if clientToken(r.Header) == "" {
+			w.Header().Set("WWW-Authenticate", realm)
+			http.Error(w, "Unauthorized: send your token for the upstream API as Authorization: Bearer TOKEN; toolgate forwards it with each call", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ErrTokenAndForward is returned when a server would both check its own
+// bearer token and forward each client's to the upstream: one
+// Authorization header cannot carry both.
+var ErrTokenAndForward = errors.New("the configuration forwards each MCP client's bearer token to the upstream (type forward), so the Authorization header carries the " +
+	"upstream's token, not toolgate's: unset $" + TokenEnv + "; every request must then carry the client's token, which the upstream checks")
 
 // Loopback reports whether addr (host:port) binds only to a loopback
 // interface. An empty host binds to every interface.

@@ -2,6 +2,9 @@ package toolgate
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/toolgate/risk"
@@ -27,6 +30,27 @@ type Row struct {
 	ExposureRule string `json:"exposure_rule"`
 	Retry        string `json:"retry"`
 	Deadline     string `json:"deadline"`
+	// Auth says in a few words what a call authenticates with (see
+	// Security.Configured); AuthRequires what the document requires;
+	// AuthUses each scheme used and where its credential comes from;
+	// AuthMissing the schemes nothing is configured for.
+	Auth         string   `json:"auth"`
+	AuthRequires string   `json:"auth_requires"`
+	AuthUses     []string `json:"auth_uses,omitempty"`
+	AuthMissing  []string `json:"auth_missing,omitempty"`
+}
+
+// SchemeRow is one of the document's security schemes, for inspect: what
+// it is, and what the configuration gives for it.
+type SchemeRow struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+	// Configured says what the configuration gives, or what to write
+	// when it gives nothing; Tools counts the exposed tools that use or
+	// miss it.
+	Configured string `json:"configured"`
+	Missing    bool   `json:"missing"`
+	Tools      int    `json:"exposed_tools"`
 }
 
 // Summary totals a catalog for inspect.
@@ -48,6 +72,8 @@ type Summary struct {
 	// SearchListBytes is the size of the tools/list answer in search
 	// mode (serve --mode search).
 	SearchListBytes int `json:"search_tools_list_bytes"`
+	// Schemes are the document's security schemes.
+	Schemes []SchemeRow `json:"schemes"`
 	// Review names the tools flagged for review.
 	Review   []string `json:"review"`
 	Warnings []string `json:"warnings"`
@@ -76,7 +102,11 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	for _, t := range c.Tools {
 		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
 			Override: t.RiskOverride, Review: len(t.Risk.Review) > 0, ReviewReasons: t.Risk.Review,
-			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String()})
+			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String(),
+			Auth: t.Auth.Configured(), AuthRequires: t.Auth.Requires, AuthMissing: t.Auth.Missing})
+		for _, u := range t.Auth.Uses {
+			rows[len(rows)-1].AuthUses = append(rows[len(rows)-1].AuthUses, u.String())
+		}
 		if len(t.Risk.Review) > 0 {
 			s.Review = append(s.Review, t.Name)
 		}
@@ -122,5 +152,41 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s (%s) is exposed: %s", t.Name, t.Risk.Class, t.Exposure))
 		}
 	}
+	s.Schemes = c.schemeRows()
+	for _, r := range s.Schemes {
+		if r.Missing {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s require %s (%s), and the configuration gives %s; serve refuses to start until it does",
+				plural(r.Tools, "exposed tool"), r.Name, r.What, r.Configured))
+		}
+	}
+	s.Warnings = append(s.Warnings, elsewhere(c, c.upstream)...)
 	return rows, s, nil
+}
+
+// schemeRows describes the document's security schemes and what the
+// configuration gives for each.
+func (c *Catalog) schemeRows() []SchemeRow {
+	rows := []SchemeRow{}
+	for _, name := range slices.Sorted(maps.Keys(c.Doc.SecuritySchemes)) {
+		r := SchemeRow{Name: name, What: c.Doc.SecuritySchemes[name].String()}
+		for _, t := range c.Exposed() {
+			for _, u := range t.Auth.Uses {
+				if u.Scheme == name {
+					r.Tools++
+					r.Configured = strings.TrimPrefix(u.String(), name+": ")
+				}
+			}
+			for i, m := range t.Auth.Missing {
+				if m == name {
+					r.Tools++
+					r.Missing, r.Configured = true, "nothing; write upstream."+t.Auth.Fix[i]
+				}
+			}
+		}
+		if r.Configured == "" {
+			r.Configured = "not used by an exposed tool"
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

@@ -55,7 +55,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	}
 	defer db.Close()
 	j := journal.New(db.JournalStore(), journal.Options{})
-	caller, err := toolgate.NewCaller(cat, up.URL, config.Auth{Type: "none"}, nil, nil, j)
+	caller, err := toolgate.NewCaller(cat, up.URL, config.Upstream{}, nil, nil, j)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,21 +29,23 @@ type argument struct {
 var locationRank = map[string]int{"path": 0, "query": 1, "header": 2, "cookie": 3}
 
 // arguments returns the parameters of op that an agent may set, under
-// their argument names, and the name of the body's argument.
+// their argument names, the name of the body's argument, and the name of
+// the argument that chooses the body's media type ("" when the body
+// offers no choice).
 //
 // A parameter's argument is named after it. When parameters in different
 // locations share a name, the one first in the order path, query, header,
 // cookie keeps the name and each other is prefixed with its location:
 // "id" (the path's) and "query_id". The body is "body", or "requestBody"
-// when a parameter has that name. Names are stable: they depend on the
-// document only.
-func arguments(op *spec.Operation) ([]argument, string) {
+// when a parameter has that name; its media type, body_content_type.
+// Names are stable: they depend on the document only.
+func arguments(op *spec.Operation) ([]argument, string, string) {
 	var args []argument
 	first := map[string]int{} // name → best rank
 	for i := range op.Parameters {
 		p := &op.Parameters[i]
-		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) {
-			continue // never settable from arguments
+		if p.In == "header" && ForbiddenHeader(p.Name, config.Auth{}) || p.Credential != "" {
+			continue // never settable from arguments: the caller fills a credential
 		}
 		if _, ok := locationRank[p.In]; !ok {
 			continue
@@ -65,14 +67,18 @@ func arguments(op *spec.Operation) ([]argument, string) {
 	for _, i := range renamed {
 		args[i].name = unique(args[i].param.In+"_"+args[i].param.Name, used)
 	}
-	body := ""
+	body, choice := "", ""
 	if op.Body != nil {
 		body = "body"
 		if used[body] {
 			body = unique("requestBody", used)
 		}
+		used[body] = true
+		if len(op.Body.Choices) > 0 {
+			choice = unique(body+"_content_type", used)
+		}
 	}
-	return args, body
+	return args, body, choice
 }
 
 // unique returns name, or name with the first free suffix _2, _3…, and
@@ -87,13 +93,17 @@ func unique(name string, used map[string]bool) string {
 }
 
 // request builds the upstream request for t from the arguments a, decoded
-// with their numbers as written. Every value is written once, in the style
-// the document gives it: a path value cannot leave its segment or name
+// with their numbers as written, and the form fields of auth that carry a
+// credential (its headers, query parameters and cookies are added as the
+// request is sent). Every value is written once, in the style the
+// document gives it: a path value cannot leave its segment or name
 // another resource, only parameters the document declares are sent, and
-// no argument can set a forbidden header or the Cookie header.
-func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.Request, error) {
+// no argument can set a forbidden header or the Cookie header. A query
+// that the document writes in the path ("/responses?beta=true") is sent
+// as the query's first part.
+func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any, auth *callAuth) (*http.Request, error) {
 	op := t.op
-	params, bodyArg := arguments(op)
+	params, bodyArg, _ := arguments(op)
 	vars := map[string]string{}
 	var query, cookies []string
 	header := http.Header{}
@@ -114,7 +124,12 @@ func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.
 			}
 			vars[p.Name] = s
 		case "query":
-			query = append(query, queryPairs(p, v)...)
+			pairs := queryPairs(p, v)
+			if len(pairs) == 0 && p.Required {
+				// A required list given empty is sent empty, not left out.
+				pairs = []string{pctEscape(p.Name) + "="}
+			}
+			query = append(query, pairs...)
 		case "header":
 			if ForbiddenHeader(p.Name, c.auth) {
 				continue
@@ -131,24 +146,33 @@ func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.
 			cookies = append(cookies, cookiePairs(p, v)...)
 		}
 	}
-	path, err := fillPath(op.Path, vars)
+	template, literal, _ := strings.Cut(op.Path, "?")
+	path, err := fillPath(template, vars)
 	if err != nil {
 		return nil, err
 	}
-	u := *c.base
-	u.RawPath = strings.TrimRight(c.base.EscapedPath(), "/") + path
+	base := c.baseOf(t)
+	u := *base
+	u.RawPath = strings.TrimRight(base.EscapedPath(), "/") + path
 	if u.Path, err = url.PathUnescape(u.RawPath); err != nil {
 		return nil, fmt.Errorf("the path %s: %v", u.RawPath, err)
 	}
-	if c.base.RawQuery != "" {
-		query = append([]string{c.base.RawQuery}, query...)
+	if literal != "" {
+		query = append([]string{literalQuery(literal)}, query...)
+	}
+	if base.RawQuery != "" {
+		query = append([]string{base.RawQuery}, query...)
 	}
 	u.RawQuery, u.Fragment, u.RawFragment = strings.Join(query, "&"), "", ""
 
 	var body []byte
 	if b := op.Body; b != nil {
-		if v, ok := a[bodyArg]; ok && v != nil {
-			data, ct, err := c.encodeBody(t, v, bodyArg)
+		v, ok := a[bodyArg]
+		if (!ok || v == nil) && len(auth.fields) > 0 {
+			v, ok = map[string]any{}, true // the form carries a credential
+		}
+		if ok && v != nil {
+			data, ct, err := c.encodeBody(t, v, bodyArg, a, auth.fields)
 			if err != nil {
 				return nil, err
 			}
@@ -173,8 +197,48 @@ func (c *Caller) request(ctx context.Context, t *Tool, a map[string]any) (*http.
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		// An Accept the document lets the agent choose is the agent's.
+		req.Header.Set("Accept", accept(op))
+	}
 	return req, nil
+}
+
+// literalQuery writes a query that the document writes in a path key as
+// a URL's query: its reserved characters kept, anything else escaped.
+func literalQuery(q string) string {
+	return escape(q, func(s string, i int) bool {
+		c := s[i]
+		return isUnreserved(c) || strings.IndexByte("=&+,;:@/?!$'()*", c) >= 0 ||
+			c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])
+	})
+}
+
+// accept is the Accept header of a request of op: the media types of its
+// successful answers, a JSON one alone when there is one, else all of
+// them, preferred in the document's order and followed by those of its
+// other answers at a lower quality; application/json when the document
+// names none.
+func accept(op *spec.Operation) string {
+	var ok []string
+	for _, ct := range op.Answers {
+		if m := mediaType(ct); m != "" && !slices.Contains(ok, m) {
+			ok = append(ok, m)
+		}
+	}
+	switch {
+	case len(ok) == 0:
+		return "application/json"
+	case strings.Contains(ok[0], "json") || ok[0] == "*/*":
+		return ok[0] // the preferred: toolgate reads JSON best
+	}
+	out := slices.Clone(ok)
+	for _, ct := range op.ErrorAnswers {
+		if m := mediaType(ct); m != "" && !slices.Contains(ok, m) && !slices.Contains(out, m+";q=0.5") {
+			out = append(out, m+";q=0.5")
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // fillPath puts the expanded values vars into the path template, whose

@@ -1,6 +1,7 @@
 package toolgate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -43,6 +44,7 @@ func newRecorder(t testing.TB, respond http.HandlerFunc) *recorder {
 	r := &recorder{respond: respond}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body)) // for respond to read again
 		r.mu.Lock()
 		r.reqs = append(r.reqs, recorded{Method: req.Method, Target: req.RequestURI, Header: req.Header.Clone(), Body: string(body)})
 		r.mu.Unlock()
@@ -78,6 +80,13 @@ func (r *recorder) only(t testing.TB) recorded {
 // under a configuration.
 func catalog(t testing.TB, document, configYAML string) *toolgate.Catalog {
 	t.Helper()
+	cat, _ := catalogAndConfig(t, document, configYAML)
+	return cat
+}
+
+// catalogAndConfig is catalog, with the configuration.
+func catalogAndConfig(t testing.TB, document, configYAML string) (*toolgate.Catalog, *config.Config) {
+	t.Helper()
 	var doc *spec.Document
 	var err error
 	if strings.ContainsAny(document, "\n{") {
@@ -98,7 +107,7 @@ func catalog(t testing.TB, document, configYAML string) *toolgate.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cat
+	return cat, cfg
 }
 
 // testCaller is a caller with the catalog whose tools it calls.
@@ -110,16 +119,20 @@ type testCaller struct {
 // caller returns a caller of cat's tools against upstream, with a journal.
 func caller(t testing.TB, cat *toolgate.Catalog, upstream string, auth config.Auth, secret string) (testCaller, *journal.Journal) {
 	t.Helper()
+	return callerOf(t, cat, upstream, config.Upstream{Auth: auth}, func(string) string { return secret })
+}
+
+// callerOf returns a caller of cat's tools against upstream, configured
+// by up, with the environment getenv, and its journal.
+func callerOf(t testing.TB, cat *toolgate.Catalog, upstream string, up config.Upstream, getenv func(string) string) (testCaller, *journal.Journal) {
+	t.Helper()
 	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), sqlstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	j := journal.New(db.JournalStore(), journal.Options{})
-	if auth.Type == "" {
-		auth.Type = "none"
-	}
-	c, err := toolgate.NewCaller(cat, upstream, auth, func(string) string { return secret }, nil, j)
+	c, err := toolgate.NewCaller(cat, upstream, up, getenv, nil, j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,10 +261,10 @@ func TestStripeFormBodies(t *testing.T) {
 // Slack's methods take Swagger 2.0 formData parameters: a form body.
 func TestSlackFormBodies(t *testing.T) {
 	cat := catalog(t, testspecs.Corpus(t, "slack-v2.json"), "")
-	got := sent(t, cat, "chat_postMessage", `{"token":"t-1","body":{"channel":"C1","text":"hi & bye","mrkdwn":false,"attachments":"[{\"pretext\":\"x\"}]"}}`)
+	got := sent(t, cat, "chat_postMessage", `{"body":{"channel":"C1","text":"hi & bye","mrkdwn":false,"attachments":"[{\"pretext\":\"x\"}]"}}`)
 	want := "attachments=%5B%7B%22pretext%22%3A%22x%22%7D%5D&channel=C1&mrkdwn=false&text=hi+%26+bye"
-	if got.Header.Get("Content-Type") != "application/x-www-form-urlencoded" || got.Body != want || got.Header.Get("Token") != "t-1" {
-		t.Errorf("sent %q %s (token %q)\nwant %s", got.Header.Get("Content-Type"), got.Body, got.Header.Get("Token"), want)
+	if got.Header.Get("Content-Type") != "application/x-www-form-urlencoded" || got.Body != want {
+		t.Errorf("sent %q %s\nwant %s", got.Header.Get("Content-Type"), got.Body, want)
 	}
 	// A thread's timestamp is a number with six decimals: sent as written.
 	got = sent(t, cat, "files_upload", `{"body":{"channels":"C1","content":"hello","thread_ts":1234567890.123456}}`)

@@ -152,8 +152,15 @@ func (c *toolCalls) find(name string) (*Tool, error) {
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
-// call calls t, found by find, with args for the client's request req.
+// call calls t, found by find, with args for the client's request req,
+// whose bearer token, over Streamable HTTP, is there for a scheme that
+// forwards it.
 func (c *toolCalls) call(ctx context.Context, req *mcp.CallToolRequest, t *Tool, args json.RawMessage) *mcp.CallToolResult {
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		if token := clientToken(req.Extra.Header); token != "" {
+			ctx = WithClientToken(ctx, token)
+		}
+	}
 	if t.Confirm {
 		return c.e.serve(req, func(person Confirmer) Result { return c.caller.Call(ctx, t, args, person) })
 	}
@@ -161,11 +168,23 @@ func (c *toolCalls) call(ctx context.Context, req *mcp.CallToolRequest, t *Tool,
 }
 
 // result turns a call's result into MCP's: the answer as text, and as
-// structured content too when it is a JSON object.
+// structured content too when it is a JSON object; an answer that is not
+// text as an image, audio, or an embedded resource with its media type,
+// after the line that says what it is.
 func result(r Result) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
 	if r.Structured != nil && !r.IsError {
 		res.StructuredContent = r.Structured
+	}
+	if m := r.Media; m != nil {
+		switch {
+		case strings.HasPrefix(m.Type, "image/"):
+			res.Content = append(res.Content, &mcp.ImageContent{Data: m.Data, MIMEType: m.Type})
+		case strings.HasPrefix(m.Type, "audio/"):
+			res.Content = append(res.Content, &mcp.AudioContent{Data: m.Data, MIMEType: m.Type})
+		default:
+			res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: m.URI, MIMEType: m.Type, Blob: m.Data}})
+		}
 	}
 	return res
 }

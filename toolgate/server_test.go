@@ -37,7 +37,7 @@ func session(t testing.TB, mode config.Mode, upstream, configYAML string) (*gate
 	cfg := retry.DefaultConfig()
 	cfg.BaseDelay, cfg.MaxDelay = 5*time.Millisecond, 20*time.Millisecond
 	client, _ := transport.NewClient(transport.Options{Policy: retry.MustNew(cfg)})
-	caller, err := toolgate.NewCaller(cat, upstream, config.Auth{Type: "none"}, func(string) string { return "" }, client, j)
+	caller, err := toolgate.NewCaller(cat, upstream, config.Upstream{}, func(string) string { return "" }, client, j)
 	if err != nil {
 		t.Fatal(err)
 	}

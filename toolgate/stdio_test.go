@@ -16,7 +16,7 @@ import (
 // what the server wrote.
 func serveStdio(t *testing.T, mode config.Mode, input string, maxBytes int) string {
 	t.Helper()
-	caller, err := toolgate.NewCaller(shop(t, ""), "http://127.0.0.1:1", config.Auth{Type: "none"}, func(string) string { return "" }, nil, nil)
+	caller, err := toolgate.NewCaller(shop(t, ""), "http://127.0.0.1:1", config.Upstream{}, func(string) string { return "" }, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/rubicon-go/rubicon/toolgate/config"
 )
 
 // sameOrigin reports whether u has the origin of base: the same scheme,
@@ -31,47 +29,6 @@ func port(u *url.URL) string {
 		return "443"
 	}
 	return ""
-}
-
-// authTransport adds the upstream's credentials to each request for the
-// upstream's origin, right before it is sent, and to no other: a request
-// that a redirect or anything else sends elsewhere goes without them.
-type authTransport struct {
-	base   http.RoundTripper
-	origin *url.URL
-	header string // the header that carries the credentials
-	value  string
-}
-
-func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	if sameOrigin(req.URL, t.origin) {
-		r.Header.Set(t.header, t.value)
-	} else {
-		r.Header.Del(t.header)
-	}
-	return t.base.RoundTrip(r)
-}
-
-// CloseIdleConnections closes the idle connections of the transport below.
-func (t *authTransport) CloseIdleConnections() {
-	type closer interface{ CloseIdleConnections() }
-	if c, ok := t.base.(closer); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// credentials returns the header and value that carry secret for auth.
-func credentials(auth config.Auth, secret string) (header, value string) {
-	switch auth.Type {
-	case "bearer":
-		return "Authorization", "Bearer " + secret
-	case "header":
-		return auth.Header, secret
-	case "basic":
-		return "Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(secret))
-	}
-	return "", ""
 }
 
 // followKey marks a call's context with whether its redirects may be
@@ -96,11 +53,13 @@ func (c *Caller) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// redactor removes the upstream's secret, in the forms an answer may echo
-// it, from what toolgate hands to agents and writes to the journal.
+// redactor removes the upstream's secrets, in the forms an answer may
+// echo them, from what toolgate hands to agents and writes to the
+// journal.
 type redactor struct {
-	forms    [][]byte // longest first
-	replacer *strings.Replacer
+	secrets, derived []string
+	forms            [][]byte // longest first
+	replacer         *strings.Replacer
 }
 
 // redacted stands for a secret that was removed.
@@ -110,11 +69,10 @@ const redacted = "[redacted]"
 // redacted on its own: shorter ones would be found in ordinary text.
 const minDerived = 6
 
-func newRedactor(auth config.Auth, secret string) *redactor {
-	r := &redactor{}
-	if secret == "" {
-		return r
-	}
+// newRedactor returns a redactor of secrets, and of derived, parts of
+// secrets (a basic password) redacted when at least minDerived long.
+func newRedactor(secrets, derived []string) *redactor {
+	r := &redactor{secrets: secrets, derived: derived}
 	seen := map[string]bool{}
 	add := func(s string, min int) {
 		if len(s) < min || seen[s] {
@@ -127,6 +85,7 @@ func newRedactor(auth config.Auth, secret string) *redactor {
 		add(s, min)
 		add(url.QueryEscape(s), min)
 		add(url.PathEscape(s), min)
+		add(pctEscape(s), min)
 		if j, err := json.Marshal(s); err == nil {
 			add(string(j[1:len(j)-1]), min)
 		}
@@ -134,11 +93,14 @@ func newRedactor(auth config.Auth, secret string) *redactor {
 			add(enc.EncodeToString([]byte(s)), min)
 		}
 	}
-	variants(secret, 1)
-	if auth.Type == "basic" {
-		if _, pass, ok := strings.Cut(secret, ":"); ok {
-			variants(pass, minDerived)
-		}
+	for _, s := range secrets {
+		variants(s, 1)
+	}
+	for _, s := range derived {
+		variants(s, minDerived)
+	}
+	if len(r.forms) == 0 {
+		return r
 	}
 	slices.SortFunc(r.forms, func(a, b []byte) int { return len(b) - len(a) })
 	var pairs []string
@@ -147,6 +109,24 @@ func newRedactor(auth config.Auth, secret string) *redactor {
 	}
 	r.replacer = strings.NewReplacer(pairs...)
 	return r
+}
+
+// with returns a redactor of r's secrets and of more: a call's tokens.
+func (r *redactor) with(more ...string) *redactor {
+	for i, m := range more {
+		more[i] = tokenOf(m)
+	}
+	return newRedactor(append(slices.Clip(r.secrets), more...), r.derived)
+}
+
+// holds reports whether data holds one of the secrets' forms.
+func (r *redactor) holds(data []byte) bool {
+	for _, f := range r.forms {
+		if bytes.Contains(data, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // string returns s without the secret.

@@ -47,7 +47,7 @@ func journaled(t *testing.T, j *journal.Journal) journal.Operation {
 // secret, or a write's body, to the other origin; a redirected write is
 // not followed at all, and its answer says what it proves.
 func TestRedirectsNeverTakeTheSecretElsewhere(t *testing.T) {
-	const secret = "s3cr3t-Key-0f9e8d"
+	const secret = "ada:s3cr3t-Key-0f9e8d" // user:password, as basic authentication takes it
 	order := `{"body":{"sku":"A1","quantity":1}}`
 	for _, tt := range []struct {
 		name        string

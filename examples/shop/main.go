@@ -116,7 +116,7 @@ func run(ctx context.Context, out io.Writer, specPath, keep string) error {
 	}
 	defer db.Close()
 	j := journal.New(db.JournalStore(), journal.Options{})
-	caller, err := toolgate.NewCaller(cat, "http://"+ln.Addr().String(), cfg.Upstream.Auth, os.Getenv, nil, j)
+	caller, err := toolgate.NewCaller(cat, "http://"+ln.Addr().String(), cfg.Upstream, os.Getenv, nil, j)
 	if err != nil {
 		return err
 	}

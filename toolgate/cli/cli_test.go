@@ -206,7 +206,8 @@ func TestErrorMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	upstream := []string{"--upstream", "http://127.0.0.1:1"}
+	// The example shop checks no credentials: its configuration says so.
+	upstream := []string{"--upstream", "http://127.0.0.1:1", "--config", "../../examples/shop/toolgate.yaml"}
 
 	for _, c := range []struct {
 		args []string
@@ -240,10 +241,13 @@ func TestErrorMessages(t *testing.T) {
 			"toolgate serve: listening on an address other than loopback requires a bearer token in $TOOLGATE_TOKEN"},
 		{append([]string{"serve", shop, "--http", "127.0.0.1:0", "--db", db, "--allow-origin", "null"}, upstream...), cli.ExitFailure,
 			`toolgate serve: allowed origin "null": null is the origin of every local file`},
-		{[]string{"serve", shop, "--stdio", "--db", db, "--upstream", "ftp://x"}, cli.ExitFailure, `toolgate serve: upstream "ftp://x": give an http or https URL`},
-		{[]string{"serve", noServers, "--stdio", "--db", db}, cli.ExitFailure, "toolgate serve: " + noServers + " names no server: give --upstream URL"},
-		{append([]string{"serve", shop, "--stdio", "--db", db, "--config", needsSecret}, upstream...), cli.ExitFailure,
-			"toolgate serve: upstream authentication needs $SHOP_SECRET, which is not set"},
+		{[]string{"serve", shop, "--stdio", "--db", db, "--config", "../../examples/shop/toolgate.yaml", "--upstream", "ftp://x"}, cli.ExitFailure,
+			`toolgate serve: upstream "ftp://x": give an http or https URL`},
+		{[]string{"serve", noServers, "--stdio", "--db", db}, cli.ExitFailure, "toolgate serve: the document names no server: give --upstream URL"},
+		{[]string{"serve", shop, "--stdio", "--db", db, "--upstream", "http://127.0.0.1:1"}, cli.ExitFailure,
+			"toolgate serve: the document requires credentials that the configuration does not give: oauth (OAuth2 (client credentials)), for 4 exposed tools (createOrder, getCategory, getOrder and 1 more)"},
+		{[]string{"serve", shop, "--stdio", "--db", db, "--config", needsSecret, "--upstream", "http://127.0.0.1:1"}, cli.ExitFailure,
+			"toolgate serve: upstream.auth needs $SHOP_SECRET, which is not set"},
 		{append([]string{"serve", shop, "--stdio", "--db", "postgres://u:secret@127.0.0.1:1/x"}, upstream...), cli.ExitFailure,
 			"toolgate serve: cannot open the journal postgres://u:xxxxx@127.0.0.1:1/x: nothing accepts connections there; is PostgreSQL running"},
 		{append([]string{"serve", shop, "--stdio", "--db", "postgres://u:secret@h/%zz"}, upstream...), cli.ExitFailure,

@@ -21,7 +21,11 @@ func inspectCommand() *command.Command {
 		Name: "inspect", Args: []command.Arg{specArg}, Synopsis: "SPEC [--config FILE] [--json]", JSON: true,
 		Summary: "one row per operation: tool, method, path, risk class and why, exposure and why, retry policy, deadline",
 		Help: `EXPOSED is yes, confirm (a person accepts each call) or no; REVIEW marks the
-tools where the evidence about the class disagrees, listed first in the summary.`,
+tools where the evidence about the class disagrees, listed first in the summary.
+AUTH names the security schemes a call authenticates with, or MISSING and the
+schemes the operation requires that the configuration gives nothing for (serve
+refuses to start then); below the table, each scheme of the document and what
+the configuration gives for it. --json has the requirements in full.`,
 		Flags: func(f *pflag.FlagSet) { f.StringVar(&configPath, "config", "", "the configuration, a YAML `FILE`") },
 		Run: func(ctx context.Context, r *command.Run) error {
 			cat, _, err := load(ctx, r.Args[0], configPath)
@@ -40,7 +44,7 @@ tools where the evidence about the class disagrees, listed first in the summary.
 
 func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tRETRY\tDEADLINE\tWHY")
+	fmt.Fprintln(tw, "TOOL\tMETHOD\tPATH\tRISK\tREVIEW\tEXPOSED\tAUTH\tRETRY\tDEADLINE\tWHY")
 	for _, r := range rows {
 		exposed := "no"
 		switch {
@@ -58,7 +62,7 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 			review = "review"
 			why += "; REVIEW: " + strings.Join(r.ReviewReasons, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s. %s\n", r.Name, r.Method, r.Path, risk, review, exposed, r.Retry, r.Deadline,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s. %s\n", r.Name, r.Method, r.Path, risk, review, exposed, r.Auth, r.Retry, r.Deadline,
 			why, r.Exposure)
 	}
 	tw.Flush()
@@ -76,6 +80,9 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	}
 	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens%s (a token per 4 bytes); in search mode %d bytes, about %d tokens\n",
 		sum.ListBytes, sum.ListTokens, pages, sum.SearchListBytes, sum.SearchListBytes/4)
+	for _, s := range sum.Schemes {
+		fmt.Fprintf(w, "scheme %s: %s; %s\n", s.Name, s.What, s.Configured)
+	}
 	for _, warning := range sum.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -76,18 +78,27 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	if err != nil {
 		return err
 	}
-	base, err := upstream(sf.upstream, r.Args[0], cat, cfg)
-	if err != nil {
+	if err := cat.MissingCredentials(); err != nil {
+		return err
+	}
+	if err := toolgate.CheckUpstream(cat, sf.upstream, cfg.Upstream); err != nil {
 		return err
 	}
 	token := r.Getenv(toolgate.TokenEnv)
+	forward := forwards(cfg.Upstream)
+	switch {
+	case forward != "" && sf.stdio:
+		return fmt.Errorf("%s forwards the MCP client's bearer token, which only Streamable HTTP carries: serve with --http ADDR", forward)
+	case forward != "" && token != "":
+		return toolgate.ErrTokenAndForward
+	}
 	if sf.http != "" {
 		// Check the listening address before opening anything.
 		loopback, err := toolgate.Loopback(sf.http)
 		if err != nil {
 			return err
 		}
-		if !loopback && token == "" {
+		if !loopback && token == "" && forward == "" {
 			return toolgate.ErrTokenRequired
 		}
 	}
@@ -97,7 +108,7 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	}
 	defer db.Close()
 	j := journal.New(db.JournalStore(), journal.Options{Lease: toolgate.Lease(cat)})
-	caller, err := toolgate.NewCaller(cat, base, cfg.Upstream.Auth, r.Getenv, nil, j)
+	caller, err := toolgate.NewCaller(cat, sf.upstream, cfg.Upstream, r.Getenv, nil, j)
 	if err != nil {
 		return err
 	}
@@ -132,11 +143,14 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 		return command.ListenError("--http", sf.http, err)
 	}
 	auth := "no token"
-	if token != "" {
+	switch {
+	case token != "":
 		auth = "bearer token from $" + toolgate.TokenEnv
+	case forward != "":
+		auth = "each client's bearer token, forwarded to the upstream by " + forward
 	}
 	r.Logf("serving %s at http://%s/ (%s)", summary, ln.Addr(), auth)
-	return g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: sf.origins,
+	return g.ServeHTTP(ctx, ln, toolgate.HTTPOptions{Token: token, AllowedOrigins: sf.origins, ForwardClientToken: forward != "",
 		Metrics: promhttp.HandlerFor(reg.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})})
 }
 
@@ -165,27 +179,18 @@ func (sf *serveFlags) check() error {
 	return nil
 }
 
-// upstream returns the upstream's base URL: --upstream's, else the
-// configuration's, else the document's first server, which never receives
-// the secret.
-func upstream(flag, specPath string, cat *toolgate.Catalog, cfg *config.Config) (string, error) {
-	base := flag
-	if base == "" {
-		base = cfg.Upstream.URL
+// forwards names the setting that forwards the MCP client's bearer
+// token to the upstream, or "".
+func forwards(up config.Upstream) string {
+	if up.Auth.Type == config.AuthForward {
+		return "upstream.auth"
 	}
-	if base == "" && len(cat.Doc.Servers) > 0 {
-		if a := cfg.Upstream.Auth; a.Type != "none" {
-			// The document is untrusted: the server it names must not
-			// receive the secret unless a person named it too.
-			return "", fmt.Errorf("upstream.auth sends the secret in $%s, but no upstream URL is configured, and the secret never goes to a server only the document names: give --upstream URL or upstream.url in the configuration",
-				a.Env)
+	for _, name := range slices.Sorted(maps.Keys(up.Schemes)) {
+		if up.Schemes[name].Type == config.AuthForward {
+			return "upstream.schemes." + name
 		}
-		base = cat.Doc.Servers[0]
 	}
-	if base == "" {
-		return "", fmt.Errorf("%s names no server: give --upstream URL or upstream.url in the configuration", specPath)
-	}
-	return base, nil
+	return ""
 }
 
 // served is what serve's /metrics reports.

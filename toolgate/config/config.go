@@ -109,19 +109,99 @@ func ParseMode(s string) (Mode, error) {
 
 // Upstream is the API the tools call.
 type Upstream struct {
-	// URL overrides the document's first server.
-	URL  string
+	// URL overrides the document's server: its origin is where the
+	// credentials go.
+	URL string
+	// Auth is sent with every request: the one credential of an API
+	// whose document declares none, or one that fits its schemes (a
+	// bearer token, an OAuth2 scheme's or an http bearer scheme's).
 	Auth Auth
+	// Schemes give the credential of each of the document's security
+	// schemes that needs one, by the scheme's name.
+	Schemes map[string]Auth
+	// Server chooses among the document's servers: its index (0 is the
+	// first) or its description. Empty is the first.
+	Server string
+	// Variables are values of the server URLs' variables ({region}),
+	// in place of their defaults.
+	Variables map[string]string
+	// Origins are more origins (scheme://host[:port]) where the document
+	// serves some operations of its own (Stripe's uploads at
+	// https://files.stripe.com): such an operation is called there, with
+	// the credentials, only when its origin is listed, and at the
+	// upstream otherwise.
+	Origins []string
 }
 
-// Auth says how to authenticate to the upstream. The secret itself is read
-// from the environment variable Env and never written anywhere.
+// Kinds of authentication, the values of Auth.Type.
+const (
+	// AuthNone sends no credential; for a scheme, it says that none is
+	// needed there (a test server, a proxy that adds it).
+	AuthNone = "none"
+	// AuthBearer sends the secret as "Authorization: Bearer SECRET": an
+	// http bearer scheme's token, or an OAuth2 token obtained elsewhere.
+	AuthBearer = "bearer"
+	// AuthBasic sends the secret, user:password, as HTTP basic
+	// authentication (RFC 7617).
+	AuthBasic = "basic"
+	// AuthHeader sends the secret as the header Header.
+	AuthHeader = "header"
+	// AuthAPIKey sends the secret where an apiKey scheme says: a header,
+	// a query parameter or a cookie (for upstream.auth, In and Name).
+	AuthAPIKey = "api_key"
+	// AuthOAuth2 gets a token by OAuth2's client credentials flow, from
+	// the scheme's token URL or TokenURL, with ClientID and the secret,
+	// and sends it as a bearer token; it is kept until shortly before it
+	// expires.
+	AuthOAuth2 = "oauth2"
+	// AuthForward sends the bearer token the MCP client presented to
+	// toolgate over Streamable HTTP, call by call.
+	AuthForward = "forward"
+)
+
+// AuthTypes says which kinds of authentication there are, for messages.
+const AuthTypes = "none, bearer, basic, header, api_key, oauth2 or forward"
+
+// Auth says how to authenticate to the upstream. The secret itself is
+// read, when serving starts, from the environment variable Env or from
+// File, which only its owner may read, and never written anywhere.
 type Auth struct {
-	// Type is "none", "bearer", "header" or "basic".
+	// Type is one of AuthNone, AuthBearer, AuthBasic, AuthHeader,
+	// AuthAPIKey, AuthOAuth2 and AuthForward.
 	Type string
-	Env  string
-	// Header names the header for type "header".
+	// Env and File say where the secret is: exactly one of them, for
+	// every type but none and forward. For oauth2 it is the client's
+	// secret.
+	Env, File string
+	// Header names the header for type header.
 	Header string
+	// In and Name say where an API key goes (header, query or cookie),
+	// for an api_key that no scheme of the document places.
+	In, Name string
+	// ClientID, TokenURL and Scopes are oauth2's: the client's id, the
+	// token endpoint when the scheme's is not to be used, and the scopes
+	// to ask for instead of those the operation requires.
+	ClientID, TokenURL string
+	Scopes             []string
+	// Line is where the setting is in the file, for messages; 0 when the
+	// file does not give it. upstream.auth: {type: none}, written, says
+	// that no scheme of the document needs a credential (a mock, or a
+	// proxy that adds them).
+	Line int
+}
+
+// Secret says where the secret is, for messages: "$NAME" or "the file
+// PATH".
+func (a Auth) Secret() string {
+	if a.File != "" {
+		return "the file " + a.File
+	}
+	return "$" + a.Env
+}
+
+// NeedsSecret reports whether the type reads a secret from Env or File.
+func (a Auth) NeedsSecret() bool {
+	return a.Type != AuthNone && a.Type != AuthForward && a.Type != ""
 }
 
 // Rule is the settings of a tag or a tool; unset fields leave the decision
@@ -205,7 +285,7 @@ func (e *Error) Error() string {
 // authentication, read and write tools exposed, nothing destructive or
 // privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: "none"}}, Mode: ModeTools,
+	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: AuthNone}}, Mode: ModeTools,
 		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
 }
 
@@ -279,8 +359,7 @@ func syntaxError(data []byte, err error) error {
 // parser reads the YAML tree into a Config, checking each setting where
 // it is, so that a mistake is reported with its line.
 type parser struct {
-	cfg      *Config
-	authLine int // where upstream.auth is, for the checks across its fields
+	cfg *Config
 }
 
 // field is a setting a mapping may hold, and how to read its value.
@@ -327,53 +406,180 @@ func (p *parser) upstream(n *yaml.Node, path string) error {
 	u := &p.cfg.Upstream
 	return p.mapping(n, path, "{url: https://api.example.com}", []field{
 		{"url", func(v *yaml.Node, path string) error {
-			const want = "give an http or https URL, such as https://api.example.com"
-			if err := str(v, path, want, &u.URL); err != nil || u.URL == "" {
-				return err
+			return httpURL(v, path, "give an http or https URL, such as https://api.example.com", &u.URL)
+		}},
+		{"auth", func(v *yaml.Node, path string) error {
+			return p.auth(v, path, &u.Auth, false)
+		}},
+		{"schemes", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			if isNull(v) {
+				return nil
 			}
-			if parsed, err := url.Parse(u.URL); err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			if v.Kind != yaml.MappingNode {
+				return wrong(v, path, "give a mapping of the document's security schemes to their credentials, such as api_key: {type: api_key, env: API_KEY}")
+			}
+			u.Schemes = map[string]Auth{}
+			return entries(v, path, func(name string, val *yaml.Node, where string) error {
+				var a Auth
+				err := p.auth(val, where, &a, true)
+				u.Schemes[name] = a
+				return err
+			})
+		}},
+		{"server", func(v *yaml.Node, path string) error {
+			return str(v, path, "give the index of one of the document's servers (0 is the first) or its description", &u.Server)
+		}},
+		{"origins", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			if isNull(v) {
+				return nil
+			}
+			const want = "give a list of origins, such as [https://files.example.com]"
+			if v.Kind != yaml.SequenceNode {
 				return wrong(v, path, want)
+			}
+			for _, item := range v.Content {
+				item = deref(item)
+				o, err := url.Parse(strings.TrimSuffix(strings.TrimSpace(item.Value), "/"))
+				if item.Kind != yaml.ScalarNode || err != nil || (o.Scheme != "http" && o.Scheme != "https") || o.Host == "" ||
+					o.Path != "" || o.RawQuery != "" || o.User != nil {
+					return wrong(item, path, "give each origin as scheme://host[:port], such as https://files.example.com, without a path")
+				}
+				u.Origins = append(u.Origins, o.Scheme+"://"+o.Host)
 			}
 			return nil
 		}},
-		{"auth", func(v *yaml.Node, path string) error {
-			p.authLine = v.Line
-			return p.mapping(v, path, "{type: bearer, env: API_TOKEN}", []field{
-				{"type", func(v *yaml.Node, path string) error {
-					const want = "give none, bearer, header or basic"
-					if err := str(v, path, want, &u.Auth.Type); err != nil {
-						return err
-					}
-					switch u.Auth.Type {
-					case "", "none", "bearer", "header", "basic":
-						return nil
-					}
-					return wrong(v, path, want)
-				}},
-				{"env", func(v *yaml.Node, path string) error {
-					return str(v, path, "give the name of the environment variable that holds the secret, such as API_TOKEN", &u.Auth.Env)
-				}},
-				{"header", func(v *yaml.Node, path string) error {
-					return str(v, path, "give the name of the header that carries the secret, such as X-API-Key", &u.Auth.Header)
-				}},
+		{"variables", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			if isNull(v) {
+				return nil
+			}
+			const want = "give a mapping of the servers' variables to their values, such as region: eu"
+			if v.Kind != yaml.MappingNode {
+				return wrong(v, path, want)
+			}
+			u.Variables = map[string]string{}
+			return entries(v, path, func(name string, val *yaml.Node, where string) error {
+				if val = deref(val); val.Kind != yaml.ScalarNode {
+					return wrong(val, where, want)
+				}
+				u.Variables[name] = strings.TrimSpace(val.Value)
+				return nil
 			})
 		}},
 	})
 }
 
-// checkAuth checks upstream.auth's fields together.
-func (p *parser) checkAuth() error {
-	a := &p.cfg.Upstream.Auth
-	if a.Type == "" {
-		a.Type = "none"
+// auth reads a credential's settings at path into a and checks them
+// together; forScheme says that a document's scheme places it.
+func (p *parser) auth(n *yaml.Node, path string, a *Auth, forScheme bool) error {
+	a.Line = deref(n).Line
+	err := p.mapping(n, path, "{type: bearer, env: API_TOKEN}", []field{
+		{"type", func(v *yaml.Node, path string) error {
+			return choice(v, path, "give "+AuthTypes, &a.Type, AuthNone, AuthBearer, AuthBasic, AuthHeader, AuthAPIKey, AuthOAuth2, AuthForward)
+		}},
+		textField("env", "give the name of the environment variable that holds the secret, such as API_TOKEN", &a.Env),
+		textField("file", "give the path of a file that holds the secret, readable by its owner only (chmod 600)", &a.File),
+		textField("header", "give the name of the header that carries the secret, such as X-API-Key", &a.Header),
+		{"in", func(v *yaml.Node, path string) error {
+			return choice(v, path, "give header, query or cookie", &a.In, "header", "query", "cookie")
+		}},
+		textField("name", "give the name of the header, query parameter or cookie that carries the key", &a.Name),
+		textField("client_id", "give the OAuth2 client's id", &a.ClientID),
+		{"token_url", func(v *yaml.Node, path string) error {
+			return httpURL(v, path, "give the token endpoint's https URL, such as https://auth.example.com/oauth/token", &a.TokenURL)
+		}},
+		{"scopes", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			switch {
+			case isNull(v):
+				return nil
+			case v.Kind == yaml.ScalarNode:
+				a.Scopes = strings.Fields(v.Value)
+				return nil
+			case v.Kind != yaml.SequenceNode:
+				return wrong(v, path, "give the scopes as a list, such as [read, write]")
+			}
+			for _, item := range v.Content {
+				if item = deref(item); item.Kind != yaml.ScalarNode {
+					return wrong(item, path, "give the scopes as a list of names, such as [read, write]")
+				}
+				a.Scopes = append(a.Scopes, strings.TrimSpace(item.Value))
+			}
+			return nil
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if forScheme && a.Type == "" {
+		return &Error{Line: a.Line, Field: path + ".type", Msg: path + " needs a type: " + AuthTypes}
+	}
+	return checkAuth(*a, path, forScheme)
+}
+
+// checkAuth checks a credential's settings together.
+func checkAuth(a Auth, path string, forScheme bool) error {
+	fail := func(field, format string, args ...any) error {
+		where := path
+		if field != "" {
+			where += "." + field
+		}
+		return &Error{Line: a.Line, Field: where, Msg: path + ": " + fmt.Sprintf(format, args...)}
+	}
+	secretOnly := map[string]bool{"header": a.Header != "", "in": a.In != "", "name": a.Name != "", "client_id": a.ClientID != "",
+		"token_url": a.TokenURL != "", "scopes": a.Scopes != nil}
+	allowed := map[string][]string{AuthHeader: {"header"}, AuthAPIKey: {"in", "name"}, AuthOAuth2: {"client_id", "token_url", "scopes"}}[a.Type]
+	for _, f := range []string{"header", "in", "name", "client_id", "token_url", "scopes"} {
+		if secretOnly[f] && !slices.Contains(allowed, f) {
+			return fail(f, "%s is for type %s, not %s", f, typeOf(f), orNone(a.Type))
+		}
+	}
+	if forScheme && (a.In != "" || a.Name != "") {
+		return fail("", "the document's scheme says where its key goes; in and name are for upstream.auth, which no scheme places")
 	}
 	switch {
-	case (a.Type == "bearer" || a.Type == "basic") && a.Env == "":
-		return &Error{Line: p.authLine, Field: "upstream.auth.env",
-			Msg: "upstream.auth: type " + a.Type + " needs env, the name of the environment variable that holds the secret"}
-	case a.Type == "header" && (a.Env == "" || a.Header == ""):
-		return &Error{Line: p.authLine, Field: "upstream.auth",
-			Msg: "upstream.auth: type header needs env, the environment variable that holds the secret, and header, the header that carries it"}
+	case !a.NeedsSecret() && (a.Env != "" || a.File != ""):
+		return fail("", "type %s reads no secret: remove env and file", orNone(a.Type))
+	case a.NeedsSecret() && a.Env == "" && a.File == "":
+		return fail("", "type %s needs the secret: env, the environment variable that holds it, or file, a file only its owner may read", a.Type)
+	case a.Env != "" && a.File != "":
+		return fail("", "give env or file, not both: the secret comes from one place")
+	case a.Type == AuthHeader && a.Header == "":
+		return fail("header", "type header needs header, the header that carries the secret")
+	case a.Type == AuthAPIKey && !forScheme && (a.In == "" || a.Name == ""):
+		return fail("", "type api_key needs in (header, query or cookie) and name, where the key goes, unless a scheme of the document says so (upstream.schemes)")
+	case a.Type == AuthOAuth2 && a.ClientID == "":
+		return fail("client_id", "type oauth2 needs client_id, the OAuth2 client's id (its secret comes from env or file)")
+	case a.Type == AuthOAuth2 && !forScheme && a.TokenURL == "":
+		return fail("token_url", "type oauth2 needs token_url, the token endpoint, unless a scheme of the document gives it (upstream.schemes)")
+	}
+	return nil
+}
+
+// typeOf names the type a credential setting belongs to.
+func typeOf(field string) string {
+	switch field {
+	case "header":
+		return AuthHeader
+	case "in", "name":
+		return AuthAPIKey
+	}
+	return AuthOAuth2
+}
+
+func orNone(t string) string {
+	if t == "" {
+		return AuthNone
+	}
+	return t
+}
+
+// checkAuth fills in upstream.auth's default.
+func (p *parser) checkAuth() error {
+	if a := &p.cfg.Upstream.Auth; a.Type == "" {
+		a.Type = AuthNone
 	}
 	return nil
 }
@@ -392,6 +598,16 @@ func (p *parser) rules(n *yaml.Node, path string, isTool bool, dst *map[string]R
 		return wrong(n, path, want)
 	}
 	*dst = make(map[string]Rule, len(n.Content)/2)
+	return entries(n, path, func(name string, v *yaml.Node, where string) error {
+		r, err := p.rule(v, where, isTool)
+		(*dst)[name] = r
+		return err
+	})
+}
+
+// entries reads n, a mapping of names to settings at path, with read,
+// refusing a name given twice.
+func entries(n *yaml.Node, path string, read func(name string, v *yaml.Node, where string) error) error {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -400,11 +616,9 @@ func (p *parser) rules(n *yaml.Node, path string, isTool bool, dst *map[string]R
 			return &Error{Line: k.Line, Field: where, Msg: fmt.Sprintf("%s is given twice (first on line %d)", where, first)}
 		}
 		seen[k.Value] = k.Line
-		r, err := p.rule(v, where, isTool)
-		if err != nil {
+		if err := read(k.Value, v, where); err != nil {
 			return err
 		}
-		(*dst)[k.Value] = r
 	}
 	return nil
 }
@@ -743,6 +957,35 @@ func str(n *yaml.Node, path, want string, dst *string) error {
 	}
 	*dst = strings.TrimSpace(n.Value)
 	return nil
+}
+
+// textField is a setting whose value is text, read into dst.
+func textField(name, want string, dst *string) field {
+	return field{name, func(v *yaml.Node, path string) error { return str(v, path, want, dst) }}
+}
+
+// httpURL reads an absolute http or https URL; an empty value leaves dst
+// unset.
+func httpURL(n *yaml.Node, path, want string, dst *string) error {
+	if err := str(n, path, want, dst); err != nil || *dst == "" {
+		return err
+	}
+	if u, err := url.Parse(*dst); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return wrong(n, path, want)
+	}
+	return nil
+}
+
+// choice reads a scalar that must be one of choices; an empty value
+// leaves dst unset.
+func choice(n *yaml.Node, path, want string, dst *string, choices ...string) error {
+	if err := str(n, path, want, dst); err != nil {
+		return err
+	}
+	if *dst == "" || slices.Contains(choices, *dst) {
+		return nil
+	}
+	return wrong(n, path, want)
 }
 
 func duration(n *yaml.Node, path string, dst *time.Duration) error {

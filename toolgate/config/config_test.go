@@ -52,7 +52,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Upstream.URL != "https://api.example.com/v1" || c.Upstream.Auth != (config.Auth{Type: "header", Env: "SHOP_KEY", Header: "X-API-Key"}) {
+	if c.Upstream.URL != "https://api.example.com/v1" || (c.Upstream.Auth.Type != "header" || c.Upstream.Auth.Env != "SHOP_KEY" || c.Upstream.Auth.Header != "X-API-Key") {
 		t.Errorf("upstream %+v", c.Upstream)
 	}
 	if c.Deadline != 20*time.Second {
@@ -148,11 +148,33 @@ func TestMistakes(t *testing.T) {
 		{"upstream:\n  url: [a, b]\n",
 			`line 2: upstream.url is a list; give an http or https URL, such as https://api.example.com`},
 		{"upstream:\n  auth:\n    type: oauth\n",
-			`line 3: upstream.auth.type is "oauth"; give none, bearer, header or basic`},
+			`line 3: upstream.auth.type is "oauth"; give none, bearer, basic, header, api_key, oauth2 or forward`},
 		{"upstream:\n  auth:\n    type: bearer\n",
-			`line 3: upstream.auth: type bearer needs env, the name of the environment variable that holds the secret`},
+			`line 3: upstream.auth: type bearer needs the secret: env, the environment variable that holds it, or file, a file only its owner may read`},
 		{"upstream:\n  auth: {type: header, env: K}\n",
-			`line 2: upstream.auth: type header needs env, the environment variable that holds the secret, and header, the header that carries it`},
+			`line 2: upstream.auth: type header needs header, the header that carries the secret`},
+		{"upstream:\n  auth: {type: bearer, env: K, file: /run/k}\n",
+			`line 2: upstream.auth: give env or file, not both: the secret comes from one place`},
+		{"upstream:\n  auth: {type: api_key, env: K}\n",
+			`line 2: upstream.auth: type api_key needs in (header, query or cookie) and name, where the key goes, unless a scheme of the document says so (upstream.schemes)`},
+		{"upstream:\n  auth: {type: api_key, env: K, in: body, name: k}\n",
+			`line 2: upstream.auth.in is "body"; give header, query or cookie`},
+		{"upstream:\n  auth: {type: oauth2, env: K, client_id: c}\n",
+			`line 2: upstream.auth: type oauth2 needs token_url, the token endpoint, unless a scheme of the document gives it (upstream.schemes)`},
+		{"upstream:\n  auth: {type: bearer, env: K, header: X-Key}\n",
+			`line 2: upstream.auth: header is for type header, not bearer`},
+		{"upstream:\n  schemes:\n    key: {env: K}\n",
+			`line 3: upstream.schemes.key needs a type: none, bearer, basic, header, api_key, oauth2 or forward`},
+		{"upstream:\n  schemes:\n    key: {type: api_key, env: K, in: query, name: k}\n",
+			`line 3: upstream.schemes.key: the document's scheme says where its key goes; in and name are for upstream.auth, which no scheme places`},
+		{"upstream:\n  schemes:\n    oauth: {type: oauth2, file: /run/secret}\n",
+			`line 3: upstream.schemes.oauth: type oauth2 needs client_id, the OAuth2 client's id (its secret comes from env or file)`},
+		{"upstream:\n  schemes:\n    user: {type: forward, env: K}\n",
+			`line 3: upstream.schemes.user: type forward reads no secret: remove env and file`},
+		{"upstream:\n  schemes:\n    oauth: {type: oauth2, client_id: c, env: K, token_url: ftp://x}\n",
+			`line 3: upstream.schemes.oauth.token_url is "ftp://x"; give the token endpoint's https URL, such as https://auth.example.com/oauth/token`},
+		{"upstream:\n  variables: {region: [eu]}\n",
+			`line 2: upstream.variables.region is a list; give a mapping of the servers' variables to their values, such as region: eu`},
 		{"tools:\n  a: {}\n  a: {}\n",
 			`line 3: tools.a is given twice (first on line 2)`},
 		{"tools:\n  a: {expose: true, expose: false}\n",

@@ -96,7 +96,7 @@ func newShop(t testing.TB, o shopOptions) *shop {
 	}
 	t.Cleanup(func() { db.Close() })
 	s.j = journal.New(db.JournalStore(), journal.Options{})
-	if s.caller, err = toolgate.NewCaller(s.cat, up.URL, config.Auth{Type: "none"}, nil, nil, s.j); err != nil {
+	if s.caller, err = toolgate.NewCaller(s.cat, up.URL, config.Upstream{}, nil, nil, s.j); err != nil {
 		t.Fatal(err)
 	}
 	s.registry = prometheus.NewRegistry()

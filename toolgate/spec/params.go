@@ -29,6 +29,13 @@ type Parameter struct {
 	// segments (GitHub's x-multi-segment, as in a file's path): its "/"
 	// stay separators, and every segment is encoded on its own.
 	MultiSegment bool
+	// Credential names the security scheme whose credential the
+	// parameter carries: the API key an apiKey scheme names, or the token
+	// of an OAuth2 or bearer scheme the operation requires, where the
+	// document takes it as a parameter named token or access_token
+	// (Slack's). Such a parameter is filled by whoever authenticates the
+	// call, never given as an argument.
+	Credential string
 }
 
 // Body is a request body.
@@ -42,7 +49,38 @@ type Body struct {
 	// written, by property name; a property without an entry has the
 	// default encoding.
 	Encoding map[string]Encoding
+	// Choices are the media types a caller chooses among, each with its
+	// schema, the preferred one (ContentType) first: for a PATCH, whose
+	// media types are different kinds of change (a merge patch, a JSON
+	// Patch, Kubernetes' strategic merge and apply patches), every one
+	// the document offers that can be built; empty otherwise. A JSON
+	// Patch whose schema is not a list has RFC 6902's.
+	Choices []BodyChoice
+	// Credentials are the form fields that carry a scheme's credential
+	// (Swagger 2.0 formData parameters, as Parameter.Credential says),
+	// left out of the schema: field → scheme.
+	Credentials map[string]string
 }
+
+// BodyChoice is one media type a body may be sent in.
+type BodyChoice struct {
+	ContentType string
+	Schema      json.RawMessage
+	Encoding    map[string]Encoding
+}
+
+// JSONPatch is the media type of RFC 6902's JSON Patch.
+const JSONPatch = "application/json-patch+json"
+
+// jsonPatchSchema is RFC 6902's JSON Patch, for a document that gives a
+// JSON Patch body a schema that is not a list (Kubernetes gives one
+// object schema to every kind of patch).
+const jsonPatchSchema = `{"type":"array","description":"A JSON Patch (RFC 6902): operations applied in order.",` +
+	`"items":{"type":"object","required":["op","path"],"properties":{` +
+	`"op":{"type":"string","enum":["add","remove","replace","move","copy","test"]},` +
+	`"path":{"type":"string","description":"A JSON Pointer (RFC 6901) to the part changed, such as /metadata/labels/app."},` +
+	`"value":{"description":"The value, for add, replace and test."},` +
+	`"from":{"type":"string","description":"A JSON Pointer to the part moved or copied, for move and copy."}}}}`
 
 // Encoding is how one property of a form or multipart body is written:
 // OpenAPI 3's encoding object, or Swagger 2.0's collectionFormat.
@@ -223,15 +261,30 @@ func (d *Document) swagger2Body(op *Operation, ro rawOperation) {
 		if ct := pickContentType(offered); ct != "" {
 			op.Body.ContentType = concrete(ct)
 		}
+		if op.Method == "PATCH" {
+			choices := map[string]BodyChoice{}
+			for ct := range offered {
+				choices[ct] = BodyChoice{ContentType: ct, Schema: op.Body.Schema}
+			}
+			op.Body.Choices = d.bodyChoices(choices)
+		}
 	}
 	var keep []Parameter
 	props := map[string]any{}
 	encoding := map[string]Encoding{}
 	var required []string
 	file := false
+	var credentials map[string]string
 	for _, p := range op.Parameters {
 		if p.In != "formData" {
 			keep = append(keep, p)
+			continue
+		}
+		if p.Credential != "" {
+			if credentials == nil {
+				credentials = map[string]string{}
+			}
+			credentials[p.Name] = p.Credential
 			continue
 		}
 		var s map[string]any
@@ -254,6 +307,12 @@ func (d *Document) swagger2Body(op *Operation, ro rawOperation) {
 		}
 	}
 	op.Parameters = keep
+	if len(props) == 0 && len(credentials) > 0 && op.Body == nil {
+		// Only the credential is a form field: the form is still sent.
+		schema, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{}})
+		op.Body = &Body{ContentType: "application/x-www-form-urlencoded", Schema: schema, Credentials: credentials}
+		return
+	}
 	if len(props) == 0 || op.Body != nil {
 		return // a body parameter and form parameters: the document is wrong; the body wins
 	}
@@ -266,7 +325,45 @@ func (d *Document) swagger2Body(op *Operation, ro rawOperation) {
 		form["required"] = required
 	}
 	schema, _ := json.Marshal(form)
-	op.Body = &Body{Required: len(required) > 0, ContentType: ct, Schema: schema, Encoding: encoding}
+	op.Body = &Body{Required: len(required) > 0, ContentType: ct, Schema: schema, Encoding: encoding, Credentials: credentials}
+}
+
+// bodyChoices returns the choices of a PATCH body among those the
+// document offers, by media type: those toolgate can build, the
+// preferred first (see contentPreference), each a JSON Patch given
+// RFC 6902's schema when the document's is not a list. With fewer than
+// two, there is no choice: nil.
+func (d *Document) bodyChoices(offered map[string]BodyChoice) []BodyChoice {
+	var out []BodyChoice
+	for _, ct := range preferred(offered) {
+		if contentPreference(ct) >= wildcard {
+			continue
+		}
+		c := offered[ct]
+		if mediaType(ct) == JSONPatch && !d.isList(c.Schema) {
+			c.Schema = json.RawMessage(jsonPatchSchema)
+		}
+		out = append(out, c)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// isList reports whether a schema, given by reference or not, is a list.
+func (d *Document) isList(raw json.RawMessage) bool {
+	raw, err := d.deref(raw, "")
+	if err != nil {
+		return false
+	}
+	var s struct {
+		Type any `json:"type"`
+	}
+	if decode(raw, &s) != nil {
+		return false
+	}
+	return s.Type == "array"
 }
 
 // rawEncoding is OpenAPI 3's encoding object.
@@ -277,7 +374,7 @@ type rawEncoding struct {
 	AllowReserved *bool  `json:"allowReserved"`
 }
 
-func (d *Document) requestBody(raw json.RawMessage, where string) (*Body, error) {
+func (d *Document) requestBody(raw json.RawMessage, method, where string) (*Body, error) {
 	raw, err := d.deref(raw, where)
 	if err != nil {
 		return nil, err
@@ -297,23 +394,37 @@ func (d *Document) requestBody(raw json.RawMessage, where string) (*Body, error)
 		return nil, nil
 	}
 	media := rb.Content[ct]
-	b := &Body{Required: rb.Required, ContentType: concrete(ct), Schema: media.Schema}
-	if isForm(ct) || isMultipart(ct) {
-		for name, e := range media.Encoding {
-			if b.Encoding == nil {
-				b.Encoding = map[string]Encoding{}
-			}
-			enc := Encoding{ContentType: e.ContentType}
-			if e.Style != "" || e.Explode != nil || e.AllowReserved != nil {
-				// Any of the three says the property is written by style,
-				// form unless given (OpenAPI 3.1.1, 4.8.15.1).
-				enc.Style, enc.Explode = style(e.Style, e.Explode, "formData")
-				enc.AllowReserved = e.AllowReserved != nil && *e.AllowReserved
-			}
-			b.Encoding[name] = enc
+	b := &Body{Required: rb.Required, ContentType: concrete(ct), Schema: media.Schema, Encoding: encodings(ct, media.Encoding)}
+	if method == "PATCH" {
+		choices := map[string]BodyChoice{}
+		for ct, media := range rb.Content {
+			choices[ct] = BodyChoice{ContentType: ct, Schema: media.Schema, Encoding: encodings(ct, media.Encoding)}
 		}
+		b.Choices = d.bodyChoices(choices)
 	}
 	return b, nil
+}
+
+// encodings reads the encoding of a form or multipart body of type ct.
+func encodings(ct string, raw map[string]rawEncoding) map[string]Encoding {
+	if !isForm(ct) && !isMultipart(ct) {
+		return nil
+	}
+	var out map[string]Encoding
+	for name, e := range raw {
+		if out == nil {
+			out = map[string]Encoding{}
+		}
+		enc := Encoding{ContentType: e.ContentType}
+		if e.Style != "" || e.Explode != nil || e.AllowReserved != nil {
+			// Any of the three says the property is written by style,
+			// form unless given (OpenAPI 3.1.1, 4.8.15.1).
+			enc.Style, enc.Explode = style(e.Style, e.Explode, "formData")
+			enc.AllowReserved = e.AllowReserved != nil && *e.AllowReserved
+		}
+		out[name] = enc
+	}
+	return out
 }
 
 func isForm(ct string) bool      { return mediaType(ct) == "application/x-www-form-urlencoded" }
@@ -347,10 +458,13 @@ func contentPreference(ct string) int {
 	case strings.HasPrefix(m, "text/plain"):
 		return 6
 	case strings.Contains(m, "*"):
-		return 8 // a wildcard names no type to send
+		return wildcard // a wildcard names no type to send
 	}
 	return 7
 }
+
+// wildcard is the preference of a media type range, such as */*.
+const wildcard = 8
 
 // concrete is a media type to send for ct, which may be a range such as
 // "*/*" that names no type.
@@ -369,8 +483,17 @@ func concrete(ct string) string {
 // pickContentType picks the media type toolgate sends or reads among
 // those content offers (see contentPreference).
 func pickContentType[T any](content map[string]T) string {
+	if types := preferred(content); len(types) > 0 {
+		return types[0]
+	}
+	return ""
+}
+
+// preferred returns the media types content offers, best first (see
+// contentPreference), then by name.
+func preferred[T any](content map[string]T) []string {
 	if len(content) == 0 {
-		return ""
+		return nil
 	}
 	types := make([]string, 0, len(content))
 	for ct := range content {
@@ -383,5 +506,5 @@ func pickContentType[T any](content map[string]T) string {
 		}
 		return types[i] < types[j]
 	})
-	return types[0]
+	return types
 }

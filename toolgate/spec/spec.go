@@ -40,11 +40,11 @@ type Document struct {
 	// Version is "3.0.x", "3.1.x", or "2.0" for a converted Swagger document.
 	Version string
 	Title   string
-	// Servers are the base URLs the document names.
-	Servers    []string
+	// Servers are the base URLs the document names, in its order.
+	Servers    []Server
 	Operations []*Operation
-	// SecuritySchemes maps scheme names to their type ("oauth2", "apiKey"…).
-	SecuritySchemes map[string]string
+	// SecuritySchemes are the document's security schemes, by name.
+	SecuritySchemes map[string]*SecurityScheme
 
 	raw      rawDocument
 	rawBytes []byte
@@ -87,8 +87,17 @@ type Operation struct {
 	Body        *Body
 	// Output is the schema of the first 2xx JSON response, if any.
 	Output json.RawMessage
-	// Security lists the requirements that apply: scheme → scopes.
+	// Answers are the media types the operation's responses come in:
+	// those of its successes (2xx), then those of its other responses,
+	// each list sorted. Swagger 2.0's produces gives both.
+	Answers, ErrorAnswers []string
+	// Security lists the requirements that apply, alternatives of which
+	// one must be met: scheme → scopes. An empty requirement means that
+	// none is needed.
 	Security []map[string][]string
+	// Servers are the operation's own servers, or its path item's, where
+	// the document gives them: they replace the document's.
+	Servers []Server
 	// Extensions holds the operation's x- fields.
 	Extensions map[string]json.RawMessage
 	// Where is the operation's location in the document, for messages.
@@ -102,15 +111,14 @@ type rawDocument struct {
 	Info    struct {
 		Title string `json:"title"`
 	} `json:"info"`
-	Servers []struct {
-		URL string `json:"url"`
-	} `json:"servers"`
+	Servers  json.RawMessage                       `json:"servers"`
 	Host     string                                `json:"host"`
 	BasePath string                                `json:"basePath"`
 	Schemes  []string                              `json:"schemes"`
 	Paths    map[string]map[string]json.RawMessage `json:"paths"`
 	Security []map[string][]string                 `json:"security"`
 	Consumes []string                              `json:"consumes"`
+	Produces []string                              `json:"produces"`
 
 	Components struct {
 		Schemas         map[string]json.RawMessage `json:"schemas"`
@@ -229,7 +237,9 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 		return nil, errors.New("spec: the document has no paths, so no operations")
 	}
 	d.Title = d.raw.Info.Title
-	d.servers()
+	if err := d.servers(); err != nil {
+		return nil, err
+	}
 	if err := d.securitySchemes(); err != nil {
 		return nil, err
 	}
@@ -244,39 +254,6 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-func (d *Document) servers() {
-	for _, s := range d.raw.Servers {
-		if s.URL != "" {
-			d.Servers = append(d.Servers, s.URL)
-		}
-	}
-	if d.Version == "2.0" && d.raw.Host != "" {
-		scheme := "https"
-		if len(d.raw.Schemes) > 0 {
-			scheme = d.raw.Schemes[0]
-		}
-		d.Servers = append(d.Servers, scheme+"://"+d.raw.Host+d.raw.BasePath)
-	}
-}
-
-func (d *Document) securitySchemes() error {
-	schemes := d.raw.Components.SecuritySchemes
-	if d.Version == "2.0" {
-		schemes = d.raw.SecurityDefinitions
-	}
-	d.SecuritySchemes = map[string]string{}
-	for name, raw := range schemes {
-		var s struct {
-			Type string `json:"type"`
-		}
-		if err := decode(raw, &s); err != nil {
-			return fmt.Errorf("spec: security scheme %q: %v", name, err)
-		}
-		d.SecuritySchemes[name] = s.Type
-	}
-	return nil
-}
-
 // rawOperation is an operation before its references are resolved.
 type rawOperation struct {
 	OperationID string                     `json:"operationId"`
@@ -288,7 +265,9 @@ type rawOperation struct {
 	RequestBody json.RawMessage            `json:"requestBody"`
 	Responses   map[string]json.RawMessage `json:"responses"`
 	Security    *[]map[string][]string     `json:"security"`
+	Servers     json.RawMessage            `json:"servers"`
 	Consumes    []string                   `json:"consumes"` // Swagger 2.0
+	Produces    []string                   `json:"produces"` // Swagger 2.0
 }
 
 func (d *Document) operations(ctx context.Context) error {
@@ -311,6 +290,12 @@ func (d *Document) operations(ctx context.Context) error {
 				return fmt.Errorf("spec: paths.%s.parameters: %v", path, err)
 			}
 		}
+		var servers []Server
+		if d.Version != "2.0" {
+			if servers, err = readServers(item["servers"], "paths."+path+".servers"); err != nil {
+				return err
+			}
+		}
 		for _, m := range methods {
 			raw, ok := item[m]
 			if !ok {
@@ -320,6 +305,9 @@ func (d *Document) operations(ctx context.Context) error {
 			op, err := d.operation(path, m, raw, shared, where)
 			if err != nil {
 				return err
+			}
+			if op.Servers == nil {
+				op.Servers = servers
 			}
 			if err := d.prepare(ctx, op); err != nil {
 				return err
@@ -391,6 +379,13 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 	} else {
 		op.Security = d.raw.Security
 	}
+	if d.Version != "2.0" {
+		servers, err := readServers(ro.Servers, where+".servers")
+		if err != nil {
+			return nil, err
+		}
+		op.Servers = servers
+	}
 	// Path-level parameters apply unless the operation redefines them.
 	params := map[string]Parameter{}
 	var order []string
@@ -419,37 +414,41 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 		}
 	}
 	for _, k := range order {
-		op.Parameters = append(op.Parameters, params[k])
+		p := params[k]
+		p.Credential = d.credentialOf(p.In, p.Name, op.Security)
+		op.Parameters = append(op.Parameters, p)
 	}
 	if d.Version == "2.0" {
 		d.swagger2Body(op, ro)
 	} else if len(ro.RequestBody) > 0 {
-		body, err := d.requestBody(ro.RequestBody, where+".requestBody")
+		body, err := d.requestBody(ro.RequestBody, op.Method, where+".requestBody")
 		if err != nil {
 			return nil, err
 		}
 		op.Body = body
 	}
-	out, err := d.output(ro.Responses, where+".responses")
-	if err != nil {
+	if err := d.output(op, ro, where+".responses"); err != nil {
 		return nil, err
 	}
-	op.Output = out
 	return op, nil
 }
 
-func (d *Document) output(responses map[string]json.RawMessage, where string) (json.RawMessage, error) {
-	codes := make([]string, 0, len(responses))
-	for c := range responses {
-		if strings.HasPrefix(c, "2") {
-			codes = append(codes, c)
-		}
+// output reads an operation's responses: the schema of its first 2xx
+// JSON answer, and the media types of its answers, successes and others
+// apart, each sorted by preference (JSON first). A response other than a
+// success that cannot be read is left out: it only names a media type.
+func (d *Document) output(op *Operation, ro rawOperation, where string) error {
+	codes := make([]string, 0, len(ro.Responses))
+	for c := range ro.Responses {
+		codes = append(codes, c)
 	}
 	sort.Strings(codes)
+	success, other := map[string]bool{}, map[string]bool{}
 	for _, c := range codes {
-		raw, err := d.deref(responses[c], where+"."+c)
-		if err != nil {
-			return nil, err
+		ok := strings.HasPrefix(c, "2")
+		raw, err := d.deref(ro.Responses[c], where+"."+c)
+		if err != nil && ok {
+			return err
 		}
 		var r struct {
 			Content map[string]struct {
@@ -457,17 +456,42 @@ func (d *Document) output(responses map[string]json.RawMessage, where string) (j
 			} `json:"content"`
 			Schema json.RawMessage `json:"schema"` // Swagger 2.0
 		}
-		if err := decode(raw, &r); err != nil {
-			return nil, fmt.Errorf("spec: %s.%s: %v", where, c, err)
+		if err == nil {
+			err = decode(raw, &r)
+		}
+		switch {
+		case err != nil && ok:
+			return fmt.Errorf("spec: %s.%s: %v", where, c, err)
+		case err != nil:
+			continue
+		}
+		types := other
+		if ok {
+			types = success
+		}
+		for ct := range r.Content {
+			types[ct] = true
+		}
+		if !ok || op.Output != nil {
+			continue
 		}
 		if len(r.Schema) > 0 {
-			return r.Schema, nil
-		}
-		if ct := pickContentType(r.Content); ct != "" && strings.Contains(ct, "json") {
-			return r.Content[ct].Schema, nil
+			op.Output = r.Schema
+		} else if ct := pickContentType(r.Content); ct != "" && strings.Contains(ct, "json") {
+			op.Output = r.Content[ct].Schema
 		}
 	}
-	return nil, nil
+	if d.Version == "2.0" {
+		produces := ro.Produces
+		if produces == nil {
+			produces = d.raw.Produces
+		}
+		for _, ct := range produces {
+			success[ct], other[ct] = true, true
+		}
+	}
+	op.Answers, op.ErrorAnswers = preferred(success), preferred(other)
+	return nil
 }
 
 // jsonError turns a decoding error into one that says where: the line

@@ -28,7 +28,7 @@ func TestLoadYAMLWithReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Version != "3.0.3" || d.Title != "Shop" || len(d.Servers) != 1 || len(d.Operations) != 7 || d.SecuritySchemes["oauth"] != "oauth2" {
+	if d.Version != "3.0.3" || d.Title != "Shop" || len(d.Servers) != 1 || len(d.Operations) != 7 || d.SecuritySchemes["oauth"].Type != "oauth2" {
 		t.Fatalf("document %+v", d)
 	}
 	list := op(t, d, "GET", "/orders")
@@ -91,7 +91,7 @@ func TestSwagger2IsConverted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Version != "2.0" || d.Servers[0] != "https://pets.example/v1" || d.SecuritySchemes["key"] != "apiKey" {
+	if d.Version != "2.0" || d.Servers[0].URL != "https://pets.example/v1" || d.SecuritySchemes["key"].Type != "apiKey" {
 		t.Fatalf("document %+v", d)
 	}
 	add := op(t, d, "POST", "/pets")
