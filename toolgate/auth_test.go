@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 	"github.com/rubicon-go/rubicon/journal"
@@ -445,5 +448,94 @@ func TestMissingCredentialsAreNamed(t *testing.T) {
 		if _, err := toolgate.Build(doc, parsed); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v", cfg, err)
 		}
+	}
+}
+
+// bearerClient is an HTTP client that presents token as a bearer token.
+type bearerClient struct{ token string }
+
+func (b bearerClient) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// httpGate serves cat's tools through caller over Streamable HTTP on
+// loopback, with opts, and returns its URL.
+func httpGate(t *testing.T, cat *toolgate.Catalog, caller *toolgate.Caller, opts toolgate.HTTPOptions) string {
+	t.Helper()
+	srv, err := toolgate.NewServer(cat, caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := toolgate.HTTPHandler(srv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// callOverHTTP calls the tool name at the gate, presenting token, and
+// returns the result's text.
+func callOverHTTP(t *testing.T, gateURL, token, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: gateURL, HTTPClient: &http.Client{Transport: bearerClient{token}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text(res)
+}
+
+// Over Streamable HTTP, each MCP client's own bearer token goes to the
+// upstream only where the configuration says to forward it; otherwise the
+// upstream receives the configured credential and never the client's.
+func TestClientTokensAreForwardedOnlyWhenConfigured(t *testing.T) {
+	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"seen":%q}`, r.Header.Get("Authorization"))
+	})
+	cat, cfg := catalogAndConfig(t, apiKeys, "upstream:\n  schemes:\n    bearer: {type: forward}\n")
+	c, _ := callerOf(t, cat, up.URL, cfg.Upstream, nil)
+	gate := httpGate(t, cat, c.Caller, toolgate.HTTPOptions{ForwardClientToken: true})
+	for _, token := range []string{"alice-token-1", "bob-token-22"} {
+		if got := callOverHTTP(t, gate, token, "either"); strings.Contains(got, token) || !strings.Contains(got, "[redacted]") {
+			t.Errorf("%s's call answered %q; want the echoed token redacted", token, got)
+		}
+	}
+	reqs := up.requests()
+	if len(reqs) != 2 || reqs[0].Header.Get("Authorization") != "Bearer alice-token-1" || reqs[1].Header.Get("Authorization") != "Bearer bob-token-22" {
+		t.Errorf("the upstream received %+v", reqs)
+	}
+	resp, err := http.Post(gate, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("a request without a token: %s, WWW-Authenticate %q", resp.Status, resp.Header.Get("WWW-Authenticate"))
+	}
+	if _, err := toolgate.HTTPHandler(nil, toolgate.HTTPOptions{Token: strings.Repeat("t", 20), ForwardClientToken: true}); err == nil {
+		t.Error("a server token and forwarding were both accepted")
+	}
+
+	// Not configured to forward: the configured token goes, the client's never.
+	up2 := newRecorder(t, nil)
+	cat, cfg = catalogAndConfig(t, apiKeys, "upstream:\n  schemes:\n    bearer: {type: bearer, env: TOKEN}\n")
+	c, _ = callerOf(t, cat, up2.URL, cfg.Upstream, func(string) string { return "configured-tok" })
+	gate = httpGate(t, cat, c.Caller, toolgate.HTTPOptions{})
+	callOverHTTP(t, gate, "alice-token-1", "either")
+	if got := up2.only(t).Header.Get("Authorization"); got != "Bearer configured-tok" {
+		t.Errorf("without forwarding, the upstream received %q", got)
 	}
 }

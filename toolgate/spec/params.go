@@ -336,7 +336,7 @@ func (d *Document) swagger2Body(op *Operation, ro rawOperation) {
 func (d *Document) bodyChoices(offered map[string]BodyChoice) []BodyChoice {
 	var out []BodyChoice
 	for _, ct := range preferred(offered) {
-		if contentPreference(ct) >= wildcard {
+		if !buildable(ct) {
 			continue
 		}
 		c := offered[ct]
@@ -349,6 +349,14 @@ func (d *Document) bodyChoices(offered map[string]BodyChoice) []BodyChoice {
 		return nil
 	}
 	return out
+}
+
+// buildable reports whether a body of media type ct can be built from an
+// agent's arguments: JSON and what JSON is (YAML), forms, and text.
+func buildable(ct string) bool {
+	m := mediaType(ct)
+	return contentPreference(m) < wildcard && (strings.Contains(m, "json") || strings.HasSuffix(m, "yaml") || isForm(m) ||
+		isMultipart(m) || strings.HasPrefix(m, "text/plain"))
 }
 
 // isList reports whether a schema, given by reference or not, is a list.
