@@ -78,10 +78,10 @@ func TestServersAsTheDocumentNamesThem(t *testing.T) {
 		}
 	}
 	for cfg, want := range map[string]string{
-		"upstream:\n  variables: {region: mars}\n": `variable {region} is "mars" (upstream.variables.region), which is not among its values: us, eu`,
-		"upstream:\n  variables: {zone: a}\n":     "upstream.variables.zone names a variable that no server of the document has (it has port, region)",
-		"upstream:\n  server: staging\n":          `upstream.server is "staging", which names none of the document's servers; give an index or a description: 0: http://127.0.0.1:{port}/{region}/v1 (Production); 1: `,
-		"upstream:\n  server: \"7\"\n":            `upstream.server is "7", which names none`,
+		"upstream:\n  variables: {region: mars}\n":              `variable {region} is "mars" (upstream.variables.region), which is not among its values: us, eu`,
+		"upstream:\n  variables: {zone: a}\n":                   "upstream.variables.zone names a variable that no server of the document has (it has port, region)",
+		"upstream:\n  server: staging\n":                        `upstream.server is "staging", which names none of the document's servers; give an index or a description: 0: http://127.0.0.1:{port}/{region}/v1 (Production); 1: `,
+		"upstream:\n  server: \"7\"\n":                          `upstream.server is "7", which names none`,
 		"upstream:\n  origins: [\"https://nowhere.example\"]\n": "upstream.origins lists https://nowhere.example, where the document serves no operation",
 	} {
 		cat, parsed := catalogAndConfig(t, doc, cfg)

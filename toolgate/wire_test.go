@@ -105,8 +105,8 @@ func TestPatchBodiesInEachMediaTypeOffered(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		`{"namespace":"ns","name":"cm","body":[{"op":"remove","path":"/data/k"}],"body_content_type":"application/merge-patch+json"}`: `the argument "body" is a list, which application/merge-patch+json is not`,
-		`{"namespace":"ns","name":"cm","body":{"data":{}},"body_content_type":"application/json-patch+json"}`:                        `the argument "body" is not a list, and a JSON Patch (application/json-patch+json) is a list of operations`,
-		`{"namespace":"ns","name":"cm","body":[{"op":"jump","path":"/data"}]}`:                                                      `body[0].op is "jump"; it must be one of "add", "remove", "replace", "move", "copy" or "test"`,
+		`{"namespace":"ns","name":"cm","body":{"data":{}},"body_content_type":"application/json-patch+json"}`:                         `the argument "body" is not a list, and a JSON Patch (application/json-patch+json) is a list of operations`,
+		`{"namespace":"ns","name":"cm","body":[{"op":"jump","path":"/data"}]}`:                                                        `body[0].op is "jump"; it must be one of "add", "remove", "replace", "move", "copy" or "test"`,
 	} {
 		if text := refused(t, cat, tool, args); !strings.Contains(text, want) {
 			t.Errorf("%s: %s\nwant %s", args, text, want)
