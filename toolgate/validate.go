@@ -395,15 +395,29 @@ func choices(values []any) string {
 	if len(values) == 1 {
 		return show(values[0])
 	}
-	shown := make([]string, 0, min(len(values), 10))
-	for _, v := range values[:min(len(values), 10)] {
-		shown = append(shown, show(v))
+	// Every value, up to maxChoicesText: a listed schema may count a long
+	// enum rather than list it, and the refusal is where the agent
+	// learns its values.
+	shown := make([]string, 0, len(values))
+	size := 0
+	for _, v := range values {
+		s := show(v)
+		if str, ok := v.(string); ok && len(str) <= 200 {
+			s = strconv.Quote(str) // whole: the agent needs the exact value
+		}
+		if size += len(s) + 2; size > maxChoicesText {
+			break
+		}
+		shown = append(shown, s)
 	}
-	if len(values) > 10 {
-		return "one of " + strings.Join(shown, ", ") + fmt.Sprintf(" (or one of %d more)", len(values)-10)
+	if n := len(values) - len(shown); n > 0 {
+		return "one of " + strings.Join(shown, ", ") + fmt.Sprintf(" (or one of %d more)", n)
 	}
 	return "one of " + list(shown, "or")
 }
+
+// maxChoicesText bounds the values a refusal lists, in bytes.
+const maxChoicesText = 16 << 10
 
 func sameJSON(a, b any) bool {
 	// Decoded JSON compares deeply; numbers are all float64.

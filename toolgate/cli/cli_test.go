@@ -42,7 +42,7 @@ func TestInspectTable(t *testing.T) {
 
 func TestInspectJSONWithConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "toolgate.yaml")
-	os.WriteFile(cfg, []byte("tools:\n  refundOrder:\n    expose: true\n    retry: opted_in\n"), 0o644)
+	os.WriteFile(cfg, []byte("upstream:\n  auth: {type: none}\ntools:\n  refundOrder:\n    expose: true\n    retry: opted_in\n"), 0o644)
 	code, out, errOut := run("inspect", "--config", cfg, "--json", "../../examples/shop/openapi.yaml")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -80,7 +80,7 @@ func TestInspectConfirm(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	row := regexp.MustCompile(`(?m)^refundOrder .*$`).FindString(out)
-	if !regexp.MustCompile(`destructive\s+confirm\s+only if not sent`).MatchString(row) ||
+	if !regexp.MustCompile(`destructive\s+confirm\s+MISSING: oauth\s+only if not sent`).MatchString(row) ||
 		!strings.Contains(row, "enabled by tools.refundOrder.expose: confirm: a person accepts each call") {
 		t.Errorf("refundOrder's row: %q", row)
 	}

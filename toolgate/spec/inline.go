@@ -159,6 +159,7 @@ func (in *inliner) cut(s *schema) (any, error) {
 		if d != "" {
 			desc = Brief(d, briefSchemaText) + " "
 		}
+		in.constrain(out, s, t)
 	}
 	shape := "its shape is in the API's document"
 	switch {
@@ -166,6 +167,9 @@ func (in *inliner) cut(s *schema) (any, error) {
 		shape = "its shape is " + name + " in the API's document"
 	case name != "":
 		shape = "its shape is part of " + name + " in the API's document"
+	}
+	if named, ok := out["description"].(string); ok {
+		desc += named // a long enum, counted
 	}
 	out["description"] = desc + "(" + BriefCutNote + ": " + shape + "; the server checks it in full.)"
 	return out, nil
@@ -207,6 +211,150 @@ func (in *inliner) head(s *schema) (types any, desc string) {
 		}
 	}
 	return t, desc
+}
+
+// constraintKeywords bound a value without naming a subschema. A cut
+// part keeps them, and a list's items keep theirs where they are not
+// objects, so that a listed schema shows what the full check applies
+// (Twilio's AccountSid pattern, an enum of categories).
+var constraintKeywords = setOf("enum const pattern format minLength maxLength minimum maximum exclusiveMinimum exclusiveMaximum " +
+	"multipleOf minItems maxItems uniqueItems required minProperties maxProperties")
+
+// maxKeptEnum bounds an enum a cut part keeps, in values: a longer one is
+// counted in its description instead, and the full check's refusal of a
+// value lists them (Stripe's 288 merchant categories).
+const maxKeptEnum = 64
+
+// maxKeptBranches bounds the alternatives a cut part keeps.
+const maxKeptBranches = 8
+
+// constrain copies into out, a cut part whose type is types, the
+// constraints of s and of the schemas it refers to, those of its items
+// when they are a scalar's, and, for a part that is one of a few
+// alternatives (OpenAPI 3.1's nullable enum: anyOf a string enum and
+// null), each alternative's constraints.
+func (in *inliner) constrain(out map[string]any, s *schema, types any) {
+	in.keep(out, s, types)
+	if types != nil {
+		return
+	}
+	alts := in.alternatives(s)
+	if len(alts) == 0 || len(alts) > maxKeptBranches {
+		return
+	}
+	branches := make([]any, 0, len(alts))
+	for _, a := range alts {
+		t, _ := in.head(a)
+		m := map[string]any{}
+		if t != nil {
+			m["type"] = t
+		}
+		in.keep(m, a, t)
+		if len(m) == 0 {
+			return // an open alternative: the part allows anything
+		}
+		branches = append(branches, m)
+	}
+	out["anyOf"] = branches
+}
+
+// keep copies into out, a cut part whose type is types, the constraints
+// of s, and those of its items when they are a scalar's.
+func (in *inliner) keep(out map[string]any, s *schema, types any) {
+	in.copyConstraints(out, s, types, 0)
+	if items := in.keyword(s, "items"); items != nil {
+		t, _ := in.head(items)
+		if t != nil && t != "object" && t != "array" {
+			m := map[string]any{"type": t}
+			in.copyConstraints(m, items, t, 0)
+			if len(m) > 1 {
+				out["items"] = m
+			}
+		}
+	}
+}
+
+// alternatives returns the subschemas of s's anyOf or oneOf, by
+// reference if it has none of its own.
+func (in *inliner) alternatives(s *schema) []*schema {
+	for hops := 0; s != nil && hops < 8; hops++ {
+		for _, k := range []string{"anyOf", "oneOf"} {
+			if l, ok := s.get(k).([]*schema); ok {
+				return l
+			}
+		}
+		s = in.targetOf(s)
+	}
+	return nil
+}
+
+// keyword returns the subschema s names by keyword name, by reference if
+// it has none of its own.
+func (in *inliner) keyword(s *schema, name string) *schema {
+	for hops := 0; s != nil && hops < 8; hops++ {
+		if sub, ok := s.get(name).(*schema); ok {
+			return sub
+		}
+		if s = in.targetOf(s); s == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// targetOf returns the schema s refers to, resolved, or nil.
+func (in *inliner) targetOf(s *schema) *schema {
+	if s.ref == "" {
+		return nil
+	}
+	if s.target == nil {
+		t, err := in.d.schemaRef(s.ref, s.refAt.String(), in.where)
+		if err != nil {
+			return nil
+		}
+		s.target = t
+	}
+	return s.target
+}
+
+// copyConstraints copies the constraint keywords of s, of the schemas it
+// refers to (its own first) and of those it is allOf, into out, whose
+// type is types: an enum of a schema that allows null keeps null, and one
+// too long to keep is named instead.
+func (in *inliner) copyConstraints(out map[string]any, s *schema, types any, depth int) {
+	nullable := false
+	if l, ok := types.([]any); ok {
+		nullable = slices.Contains(l, any("null"))
+	}
+	for hops := 0; s != nil && hops < 8; hops++ {
+		if all, ok := s.get("allOf").([]*schema); ok && depth < 4 {
+			for _, a := range all {
+				in.copyConstraints(out, a, types, depth+1)
+			}
+		}
+		for _, k := range s.kws {
+			if _, kept := out[k.name]; !constraintKeywords[k.name] || kept {
+				continue
+			}
+			switch v := k.v.(type) {
+			case []any:
+				if k.name == "enum" && len(v) > maxKeptEnum {
+					out["description"] = fmt.Sprintf("One of %d values; a call with another is refused with the list. ", len(v))
+					continue
+				}
+				if k.name == "enum" && nullable && !slices.Contains(v, nil) {
+					v = append(slices.Clip(v), nil)
+				}
+				out[k.name] = v
+			default:
+				if k.name == "const" && nullable {
+					continue
+				}
+				out[k.name] = v
+			}
+		}
+		s = in.targetOf(s)
+	}
 }
 
 // refName is the last part of a reference: the schema's name.
