@@ -145,8 +145,8 @@ func TestInspectorListsTools(t *testing.T) {
 	_, base := upstream(t)
 	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	env := []string{"HOME=" + t.TempDir()} // where it would keep its catalog of servers
-	overStdio := runNode(t, n, env, inspector, "--cli", "--method", "tools/list",
-		binary, "serve", shopSpec, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
+	overStdio := runNode(t, n, env, inspector, "--cli", "--method", "tools/list", "--",
+		binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	overHTTP := runNode(t, n, env, inspector, "--cli", "--method", "tools/list", "--transport", "http", url)
 	for transport, out := range map[string][]byte{"stdio": overStdio, "http": overHTTP} {
@@ -182,7 +182,7 @@ func TestInspectorOnKubernetes(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, n.node, append([]string{inspector, "--cli"}, append(args, "--", binary, "serve", doc, "--stdio", "--upstream", up.url, "--db", db)...)...)
+		cmd := exec.CommandContext(ctx, n.node, append([]string{inspector, "--cli"}, append(args, "--", binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)...)...)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.Output()
 		if err != nil && (cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 5) {

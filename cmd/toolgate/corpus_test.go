@@ -100,7 +100,7 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "j.db")
 			if says := refusedByDesign[name]; says != "" {
-				cmd := exec.Command(binary, "serve", doc, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+				cmd := exec.Command(binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
 				out, _ := cmd.CombinedOutput()
 				if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) || strings.Count(string(out), "\n") != 1 {
 					t.Errorf("toolgate serve refuses this document by design, in one line that says it %s; it said (exit %d) %s", says, code, out)
@@ -109,7 +109,7 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			}
 			up := newRecorder(t)
 			var r corpusReport
-			out := runScript(t, n, "corpus.mjs", nil, binary, "serve", doc, "--stdio", "--upstream", up.url, "--db", db)
+			out := runScript(t, n, "corpus.mjs", nil, binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatalf("the client printed %q: %v", out, err)
 			}

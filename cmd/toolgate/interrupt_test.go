@@ -28,7 +28,7 @@ func TestInterruptWhileLoading(t *testing.T) {
 		sig  os.Signal
 	}{
 		{[]string{"inspect", doc}, os.Interrupt},
-		{[]string{"serve", doc, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "journal.db")}, syscall.SIGTERM},
+		{[]string{"serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "journal.db")}, syscall.SIGTERM},
 	} {
 		cmd := exec.Command(binary, c.args...)
 		var stderr bytes.Buffer

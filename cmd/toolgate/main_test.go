@@ -47,6 +47,10 @@ func TestMain(m *testing.M) {
 
 const shopSpec = "../../examples/shop/openapi.yaml"
 
+// noCredentials is a configuration that sends no credentials: the tests'
+// upstreams check none, whatever a document's schemes ask for.
+const noCredentials = "testdata/no-credentials.yaml"
+
 // modes are the two ways toolgate serve presents the tools. The cases
 // that call tools through a real client run in both: a call through
 // search mode must meet everything a call of a listed tool meets.
@@ -100,7 +104,7 @@ func upstream(t testing.TB) (*shopapi.API, string) {
 // serveHTTP starts toolgate serve --http and returns its endpoint.
 func serveHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", shopSpec}, args...)...)
+	cmd := exec.Command(binary, append([]string{"serve", shopSpec, "--config", noCredentials}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -231,7 +235,7 @@ func TestTypeScriptClientOverStdio(t *testing.T) {
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
-		s := typescript(t, modeEnv(mode, nil), "stdio", binary, "serve", shopSpec, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+		s := typescript(t, modeEnv(mode, nil), "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 		checkSession(t, s, api)
 		calls := run(t, "calls", "--db", db)
 		if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
@@ -277,7 +281,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		ctx := context.Background()
 		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		connect := func() *mcp.ClientSession {
-			cmd := exec.Command(binary, "serve", shopSpec, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+			cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -388,7 +392,7 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 		"*":                       "name each origin",
 		"https://app.example/x/y": "give a scheme and a host, and nothing more",
 	} {
-		cmd := exec.Command(binary, "serve", shopSpec, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
+		cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
 			"--db", filepath.Join(t.TempDir(), "j.db"), "--allow-origin", origin)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) {
@@ -398,13 +402,13 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 }
 
 func TestHTTPBeyondLoopbackNeedsAToken(t *testing.T) {
-	cmd := exec.Command(binary, "serve", shopSpec, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=")
 	out, err := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "TOOLGATE_TOKEN") {
 		t.Errorf("exit %d: %s", code, out)
 	}
-	cmd = exec.Command(binary, "serve", shopSpec, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd = exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=short")
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "shorter than 16") || strings.Contains(string(out), "short\n") {

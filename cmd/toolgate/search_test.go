@@ -62,7 +62,7 @@ func TestTypeScriptClientInSearchMode(t *testing.T) {
 			doc := largeAPI(t, api.name, n)
 			up := newRecorder(t)
 			out := runScript(t, n, "search.mjs", nil, api.query, api.free+","+api.needs,
-				binary, "serve", doc, "--stdio", "--mode", "search", "--upstream", up.url, "--db", filepath.Join(t.TempDir(), "j.db"))
+				binary, "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.url, "--db", filepath.Join(t.TempDir(), "j.db"))
 			var r struct {
 				Listed           []string
 				Search, Describe string
@@ -117,7 +117,7 @@ func TestInspectorInSearchMode(t *testing.T) {
 				io.WriteString(w, `{"answered":"`+r.Method+" "+r.URL.Path+`"}`)
 			}))
 			defer up.Close()
-			serve := []string{binary, "serve", doc, "--stdio", "--mode", "search", "--upstream", up.URL, "--db", filepath.Join(t.TempDir(), "j.db")}
+			serve := []string{"--", binary, "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.URL, "--db", filepath.Join(t.TempDir(), "j.db")}
 			env := []string{"HOME=" + t.TempDir()}
 			inspect := func(args ...string) []byte {
 				return runNode(t, n, env, append(append([]string{inspector, "--cli"}, args...), serve...)...)
@@ -169,7 +169,7 @@ func TestServeAutoMode(t *testing.T) {
 		{shopSpec, "mode auto chose tools: 4 tools are exposed (search past 128) and tools/list is 1 KiB (search past 256 KiB)", 4},
 	} {
 		var stderr bytes.Buffer
-		cmd := exec.Command(binary, "serve", c.spec, "--stdio", "--mode", "auto", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+		cmd := exec.Command(binary, "serve", c.spec, "--config", noCredentials, "--stdio", "--mode", "auto", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 		cmd.Stderr = &stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
