@@ -539,3 +539,17 @@ func TestClientTokensAreForwardedOnlyWhenConfigured(t *testing.T) {
 		t.Errorf("without forwarding, the upstream received %q", got)
 	}
 }
+
+// A parameter named token in the path names a resource (Stripe's
+// /v1/tokens/{token}), not a credential: it stays an argument.
+func TestATokenInThePathIsAnArgument(t *testing.T) {
+	up := newRecorder(t, nil)
+	c, _ := authed(t, testspecs.Corpus(t, "stripe-spec3-2022.json"), "upstream:\n  schemes:\n    bearerAuth: {type: bearer, env: STRIPE_KEY}\n",
+		up.URL, map[string]string{"STRIPE_KEY": "sk_test_1"})
+	if res := anyTool(t, c, "GetTokensToken", `{"token":"tok_1"}`); res.IsError {
+		t.Fatal(res.Text)
+	}
+	if got := up.only(t); got.Target != "/v1/tokens/tok_1" || got.Header.Get("Authorization") != "Bearer sk_test_1" {
+		t.Errorf("sent %s with Authorization %q", got.Target, got.Header.Get("Authorization"))
+	}
+}

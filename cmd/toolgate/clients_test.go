@@ -8,9 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,74 +31,8 @@ type nodeEnv struct {
 // when they are not installed.
 func nodeFor(t testing.TB, minimum string, pkgs ...string) nodeEnv {
 	t.Helper()
-	modules := os.Getenv("TOOLGATE_NODE_MODULES")
-	if modules == "" {
-		modules, _ = filepath.Abs("../../.cache/npm/node_modules")
-	}
-	missing := func(what string) {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			t.Fatalf("%s (TOOLGATE_E2E=require; .ci/run installs it into .cache/npm)", what)
-		}
-		t.Skipf("%s; .ci/run installs it into .cache/npm", what)
-	}
-	for _, p := range pkgs {
-		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p), "package.json")); err != nil {
-			missing("the npm package " + p + " is not installed in " + modules)
-		}
-	}
-	node, version := findNode(modules)
-	if node == "" {
-		missing("node is not installed")
-	}
-	if older(version, minimum) {
-		missing("node " + version + " is too old for " + strings.Join(pkgs, ", ") + ", which need Node " + minimum)
-	}
-	return nodeEnv{node: node, modules: modules}
-}
-
-// older reports whether version a comes before version b.
-func older(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range bs {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		y, _ = strconv.Atoi(bs[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
-
-var nodeFound struct {
-	once    sync.Once
-	path    string
-	version string
-}
-
-// findNode looks for $TOOLGATE_NODE, the node that .ci/run installs from
-// the npm package node-linux-*, and node on the PATH, in that order.
-func findNode(modules string) (path, version string) {
-	nodeFound.once.Do(func() {
-		for _, candidate := range []string{os.Getenv("TOOLGATE_NODE"), filepath.Join(modules, ".bin", "node"), "node"} {
-			if candidate == "" {
-				continue
-			}
-			path, err := exec.LookPath(candidate)
-			if err != nil {
-				continue
-			}
-			out, err := exec.Command(path, "--version").Output()
-			if err != nil {
-				continue
-			}
-			nodeFound.path, nodeFound.version = path, strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
-			return
-		}
-	})
-	return nodeFound.path, nodeFound.version
+	n := testspecs.Node(t, minimum, pkgs...)
+	return nodeEnv{node: n.Node, modules: n.Modules}
 }
 
 // runScript runs testdata/script with Node and returns its standard

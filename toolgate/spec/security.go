@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -253,12 +254,7 @@ var credentialNames = []string{"token", "access_token"}
 // an OAuth2 or bearer scheme the operation requires in a parameter named
 // token or access_token.
 func (d *Document) credentialOf(in, name string, security []map[string][]string) string {
-	keys := make([]string, 0, len(d.SecuritySchemes))
-	for k := range d.SecuritySchemes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(d.SecuritySchemes)) {
 		s := d.SecuritySchemes[k]
 		if s.Type != TypeAPIKey || s.In != in { // an API key is never a form field; a token may be
 			continue
@@ -267,8 +263,8 @@ func (d *Document) credentialOf(in, name string, security []map[string][]string)
 			return k
 		}
 	}
-	if !slices.Contains(credentialNames, strings.ToLower(name)) {
-		return ""
+	if in == "path" || !slices.Contains(credentialNames, strings.ToLower(name)) {
+		return "" // a token in the path names a resource (Stripe's /v1/tokens/{token})
 	}
 	for _, alt := range security {
 		for _, k := range sortedSchemes(alt) {
@@ -281,11 +277,4 @@ func (d *Document) credentialOf(in, name string, security []map[string][]string)
 }
 
 // sortedSchemes returns the scheme names of a requirement, sorted.
-func sortedSchemes(req map[string][]string) []string {
-	out := make([]string, 0, len(req))
-	for k := range req {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedSchemes(req map[string][]string) []string { return slices.Sorted(maps.Keys(req)) }
