@@ -95,9 +95,17 @@ func TestToolsPage(t *testing.T) {
 		!strings.Contains(p.body, "tools/list: <strong>1591 bytes</strong>, about 397 tokens") {
 		t.Fatalf("the summary:\n%s", p.body)
 	}
+	// What each operation requires, and what the configuration gives: the
+	// shop's configuration here gives nothing for its OAuth2 scheme.
+	for _, want := range []string{`<tr><th scope="row">oauth</th><td>OAuth2 (client credentials)</td><td class="problem">nothing; write upstream.schemes.oauth: {type: oauth2, client_id: CLIENT_ID, env: OAUTH_CLIENT_SECRET}</td><td class="num">4</td></tr>`,
+		`<p class="warning">4 exposed tools require oauth (OAuth2 (client credentials)), and the configuration gives nothing;`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
 	for tool, want := range map[string][]string{
 		"createOrder": {"class-write", "POST changes state", `exposed-yes">yes`, "tags.orders.expose", "only if not sent (ambiguous otherwise)",
-			`<option value="" selected>not set`, "30s"},
+			`<option value="" selected>not set`, "30s", `<span class="problem">MISSING: oauth</span>`, "oauth (OAuth2 (client credentials); scopes orders.read)"},
 		"listOrders": {"class-read", `exposed-yes">yes`, "only if not sent (ambiguous otherwise)", `<option value="not_sent_only" selected>`, "10s",
 			`value="10s"`},
 		"deleteOrder": {"class-destructive", `DELETE removes`, `exposed-no">no`, "only if not sent (ambiguous otherwise)", `<option value="" selected>not set`},
