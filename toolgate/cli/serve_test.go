@@ -40,7 +40,9 @@ func TestServeForwardsOnlyOverHTTPWithoutItsOwnToken(t *testing.T) {
 	var out, stderr strings.Builder
 	code = cli.Main(t.Context(), []string{"serve", "../../examples/shop/openapi.yaml", "--config", cfg, "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "j.db"),
 		"--upstream", "http://127.0.0.1:9"}, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &stderr,
-		Getenv: func(k string) string { return map[string]string{"TOOLGATE_TOKEN": strings.Repeat("t", 20), "XDG_DATA_HOME": dir}[k] }})
+		Getenv: func(k string) string {
+			return map[string]string{"TOOLGATE_TOKEN": strings.Repeat("t", 20), "XDG_DATA_HOME": dir}[k]
+		}})
 	if code != cli.ExitFailure || !strings.Contains(stderr.String(), "unset $TOOLGATE_TOKEN") {
 		t.Errorf("forward with a server token: exit %d, %q", code, stderr.String())
 	}
