@@ -553,3 +553,40 @@ func TestATokenInThePathIsAnArgument(t *testing.T) {
 		t.Errorf("sent %s with Authorization %q", got.Target, got.Header.Get("Authorization"))
 	}
 }
+
+// asker accepts every call, and keeps what it was asked.
+type asker struct{ asked []toolgate.Question }
+
+func (a *asker) Confirm(_ context.Context, q toolgate.Question) toolgate.Answer {
+	a.asked = append(a.asked, q)
+	return toolgate.Answer{Action: toolgate.Accepted}
+}
+
+// A person confirming a call sees where each credential goes, never its
+// value; upstream.auth places an API key where it says, for a document
+// that declares no scheme.
+func TestAPersonSeesWhereTheCredentialsGoNotThem(t *testing.T) {
+	up := newRecorder(t, nil)
+	cfg := "upstream:\n  schemes:\n    inQuery: {type: api_key, env: KEY_Q}\ntools:\n  query: {expose: confirm}\n"
+	c, _ := authed(t, apiKeys, cfg, up.URL, map[string]string{"KEY_Q": "qk-secret-1"})
+	p := &asker{}
+	if res := c.Call(context.Background(), c.cat.Lookup("query"), json.RawMessage(`{"q":"x"}`), p); res.IsError {
+		t.Fatal(res.Text)
+	}
+	if len(p.asked) != 1 || strings.Contains(p.asked[0].Message, "qk-secret-1") ||
+		!strings.Contains(p.asked[0].Message, "GET "+up.URL+"/v1/query?q=x\n") ||
+		!strings.Contains(p.asked[0].Message, "[the API's credentials in the query parameter api_key (inQuery), added as it is sent; not shown]") {
+		t.Errorf("the question: %+v", p.asked)
+	}
+	if got := up.only(t).Target; got != "/v1/query?q=x&api_key=qk-secret-1" {
+		t.Errorf("sent %s", got)
+	}
+
+	plain := "openapi: 3.0.3\ninfo: {title: Plain, version: \"1\"}\npaths:\n  /a:\n    get: {operationId: a, responses: {\"200\": {description: ok}}}\n"
+	up2 := newRecorder(t, nil)
+	c, _ = authed(t, plain, "upstream:\n  auth: {type: api_key, in: cookie, name: sid, env: SID}\n", up2.URL, map[string]string{"SID": "s-9"})
+	callTool(t, c, "a", `{}`)
+	if got := up2.only(t).Header.Get("Cookie"); got != "sid=s-9" {
+		t.Errorf("Cookie %q", got)
+	}
+}
