@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,8 +48,17 @@ func Example() {
 		fmt.Printf("left %s (%s)\n", l.Key, l.State)
 	}
 
-	op, _ := j.Resolve(ctx, "charge-order-8", journal.Resolution{
+	// Until the lease it was sent under runs out, the request may still be
+	// on its way: it cannot be settled as not applied yet.
+	_, err = j.Resolve(ctx, "charge-order-8", journal.Resolution{
 		To: journal.NotApplied, By: "ana", Note: "no such charge in the provider's dashboard",
+	})
+	var early *journal.TransitionError
+	if errors.As(err, &early) && !early.Until.IsZero() {
+		fmt.Println("not applied: refused until the lease runs out")
+	}
+	op, _ := j.Resolve(ctx, "charge-order-8", journal.Resolution{
+		To: journal.Applied, By: "ana", Note: "the charge is in the provider's dashboard",
 	})
 	fmt.Println(op.Key, "resolved as", op.State, "by", op.Resolution.By)
 	hist, _ := j.History(ctx, "charge-order-8")
@@ -59,9 +69,10 @@ func Example() {
 	// moved back to pending: 0
 	// left charge-order-7 (applied)
 	// left charge-order-8 (ambiguous)
-	// charge-order-8 resolved as not_applied by ana
+	// not applied: refused until the lease runs out
+	// charge-order-8 resolved as applied by ana
 	//  → pending by journal
 	// pending → sending by worker-1
 	// sending → ambiguous by worker-1
-	// ambiguous → not_applied by ana
+	// ambiguous → applied by ana
 }

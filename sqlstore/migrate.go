@@ -45,6 +45,9 @@ func coreMigrations() []Migration {
 	}, {
 		Component: coreComponent, Version: 3, Name: "holds found by their operation",
 		SQLite: read("core_sqlite_3.sql"), Postgres: read("core_postgres_3.sql"),
+	}, {
+		Component: coreComponent, Version: 4, Name: "leases name their journal; one clock per host",
+		SQLite: read("core_sqlite_4.sql"), Postgres: read("core_postgres_4.sql"),
 	}}
 }
 

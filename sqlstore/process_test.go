@@ -49,8 +49,9 @@ func TestMain(m *testing.M) {
 // workerConfig is what a child worker is told through its environment.
 type workerConfig struct {
 	DSN, Server, Name string
-	// Offset moves the worker's clock, so that a restarted worker finds the
-	// leases of a killed one run out without waiting for them.
+	// Offset moves the store's clock in the worker, so that a restarted
+	// worker finds the leases of a killed one run out without waiting for
+	// them.
 	Offset time.Duration
 	Lease  time.Duration
 	// Pause, if set, sleeps up to a millisecond between the steps, so that

@@ -59,6 +59,11 @@ type Options struct {
 	// MaxConns caps PostgreSQL connections (default 10) and SQLite readers
 	// (default 4).
 	MaxConns int
+	// Clock, if set, replaces the store's clock (see clock.go: the
+	// database's on PostgreSQL, the host's boot clock on SQLite), which
+	// judges the journal's leases: for tests that move time. Every process
+	// that shares the database must then use the same.
+	Clock func() time.Time
 }
 
 // ErrLocked reports a database that stayed locked past the busy timeout.
@@ -77,6 +82,7 @@ type DB struct {
 	// readStmts caches SQLite's prepared statements of reads; nil on
 	// PostgreSQL, and in memory, where reads go through commits.
 	readStmts *stmtCache
+	clock     *clock
 }
 
 // Open opens, creating it if needed, the database that dsn names, and
@@ -100,7 +106,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	var db *DB
 	var err error
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	pg := strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+	if pg {
 		db, err = openPostgres(dsn, opts)
 	} else {
 		db, err = openSQLite(dsn, opts)
@@ -108,7 +115,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.clock = &clock{fixed: opts.Clock, postgres: pg}
+	if db.commits != nil {
+		db.commits.clock = db.clock
+	}
 	if err := db.migrate(ctx, opts.Migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.anchorClock(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -351,6 +366,7 @@ type Tx struct {
 	d        *dialect
 	readOnly bool
 	stmts    *stmtCache // nil: no cache
+	clock    *clock
 }
 
 // Querier runs statements; *sql.Tx and *sql.Conn are Queriers.
@@ -409,7 +425,7 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 	if stmts != nil {
 		defer stmts.prepareWanted(ctx)
 	}
-	if err := fn(&Tx{q: stx, sqlTx: stx, d: db.d, readOnly: readOnly, stmts: stmts}); err != nil {
+	if err := fn(&Tx{q: stx, sqlTx: stx, d: db.d, readOnly: readOnly, stmts: stmts, clock: db.clock}); err != nil {
 		stx.Rollback()
 		return db.wrap(err)
 	}

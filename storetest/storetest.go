@@ -6,8 +6,8 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Harness{
-//			Open: func(t testing.TB) storetest.Store {
-//				s := mystore.OpenEmpty(t)
+//			Open: func(t testing.TB, clock func() time.Time) storetest.Store {
+//				s := mystore.OpenEmpty(t, clock)
 //				t.Cleanup(func() { s.Close() })
 //				return s
 //			},
@@ -57,9 +57,11 @@ type Tx interface {
 
 // Harness tells the suite how to reach a store implementation.
 type Harness struct {
-	// Open returns a new, empty store for one test. It registers the
-	// store's closing with t.Cleanup. Required.
-	Open func(t testing.TB) Store
+	// Open returns a new, empty store for one test, whose clock (the one
+	// that judges leases: see journal.Clock) is clock, so that the suite
+	// can move time. It registers the store's closing with t.Cleanup.
+	// Required.
+	Open func(t testing.TB, clock func() time.Time) Store
 	// Update runs fn in one read-write transaction of s whose Tx serves
 	// both the journal and the ledger, committed if fn returns nil. Nil
 	// skips the cases of joint transactions.
@@ -148,8 +150,8 @@ type env struct {
 
 func open(t testing.TB, h Harness) *env {
 	t.Helper()
-	s := h.Open(t)
 	c := newClock()
+	s := h.Open(t, c.Now)
 	return &env{
 		h:     h,
 		s:     s,

@@ -163,7 +163,7 @@ func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), 
 	if _, err := s.j.ClaimKey(ctx, key, worker); err != nil {
 		return nil, err
 	}
-	stop := s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
+	_, stop := s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
 	return func() { stop() }, nil
 }
 

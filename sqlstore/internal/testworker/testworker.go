@@ -43,13 +43,18 @@ func worker() error {
 	pause := os.Getenv("RUBICON_WORKER_PAUSE") == "true"
 	name, server := os.Getenv("RUBICON_WORKER_NAME"), os.Getenv("RUBICON_WORKER_SERVER")
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, os.Getenv("RUBICON_WORKER_DSN"), sqlstore.Options{BusyTimeout: 30 * time.Second})
+	opts := sqlstore.Options{BusyTimeout: 30 * time.Second}
+	now := func() time.Time { return time.Now().Add(offset) }
+	if offset != 0 {
+		// A restarted worker finds the leases of a killed one run out.
+		opts.Clock = now
+	}
+	db, err := sqlstore.Open(ctx, os.Getenv("RUBICON_WORKER_DSN"), opts)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	now := func() time.Time { return time.Now().Add(offset) }
-	j := journal.New(db.JournalStore(), journal.Options{Lease: lease, Now: now})
+	j := journal.New(db.JournalStore(), journal.Options{Lease: lease})
 	l := ledger.New(db.LedgerStore(), now)
 	client, err := transport.NewClient(transport.Options{})
 	if err != nil {
