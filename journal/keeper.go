@@ -39,7 +39,8 @@ func (e *RenewError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrLeaseLost) true when the leases were lost.
 func (e *RenewError) Is(target error) bool { return e.Lost && target == ErrLeaseLost }
 
-// retryPause is the longest pause before a failed renewal is tried again.
+// retryPause is the longest pause before a failed renewal is tried again;
+// a lease shorter than ten of them pauses a tenth of the lease.
 const retryPause = time.Second
 
 // KeepLeases renews worker's leases on keys in the background, every third
@@ -49,9 +50,10 @@ const retryPause = time.Second
 // it around work that may outlast a lease, such as converting an upload.
 //
 // A renewal that fails for a passing reason (a connection lost, a lock
-// held too long) is tried again, after a pause of up to a second, for as
-// long as the last renewal lasts on this process's monotonic clock,
-// counted from the call for the claim that precedes it. held ends, with
+// held too long) is tried again, after a pause of up to a second (a tenth
+// of a shorter lease), for as long as the last renewal lasts on this
+// process's monotonic clock (the first lease counted from the call, which
+// follows the claim). held ends, with
 // the reason as its cause ([context.Cause]), when a lease is lost (a
 // *LeaseError) or when renewals kept failing until the leases could have
 // run out (a *RenewError with Lost set).
@@ -104,7 +106,8 @@ func (j *Journal) KeepLeases(ctx context.Context, worker string, keys ...string)
 					done <- lost
 					return
 				}
-				wait = min(left, retryPause/2+rand.N(retryPause/2))
+				pause := min(retryPause, j.lease/10)
+				wait = min(left, pause/2+rand.N(pause/2+1))
 			}
 			timer.Reset(wait)
 		}

@@ -33,6 +33,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func needsUpdate(h Harness) string {
 }
 
 func cases() []testCase {
-	return append(append(journalCases(), auditCases()...), append(ledgerCases(), limitCases()...)...)
+	return slices.Concat(journalCases(), leaseCases(), auditCases(), ledgerCases(), limitCases())
 }
 
 // lease is the journal's lease in the suite.
