@@ -59,6 +59,9 @@ type workerConfig struct {
 	Pause bool
 	// Mode "hold" runs holder instead of worker.
 	Mode string
+	// Stderr, if set, receives the worker's standard error; by default the
+	// test's.
+	Stderr io.Writer
 }
 
 func (c workerConfig) env() []string {
@@ -75,6 +78,9 @@ func startWorker(t testing.TB, c workerConfig) *exec.Cmd {
 	cmd := exec.Command(workerBinary, "-test.run=^$")
 	cmd.Env = c.env()
 	cmd.Stderr = os.Stderr
+	if c.Stderr != nil {
+		cmd.Stderr = c.Stderr
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,11 @@ type Options struct {
 // ErrLocked reports a database that stayed locked past the busy timeout.
 var ErrLocked = errors.New("sqlstore: database is locked")
 
+// ErrLogReplaced reports a SQLite database whose write-ahead log was
+// deleted or replaced while it was open: its commits can no longer be
+// made durable, and every write fails until it is opened again.
+var ErrLogReplaced = errors.New("sqlstore: the write-ahead log was deleted or replaced")
+
 // DB is an open journal-and-ledger database. It is safe for concurrent use.
 type DB struct {
 	d       *dialect
