@@ -357,9 +357,9 @@ type Tx interface {
 type Mover interface {
 	// Move changes the operation m.Key as m says if, and only if, the
 	// operation is in state m.From, its worker is m.Worker through
-	// m.Instance, and, when
-	// m.LeaseAfter is set, its lease runs past m.LeaseAfter; it returns the
-	// operation as stored and true. Otherwise, or when it cannot make the
+	// m.Instance, and, when m.LeaseAfter is set, its lease runs past
+	// m.LeaseAfter, and, when m.Attempt is set, its attempt count is
+	// m.Attempt; it returns the operation as stored and true. Otherwise, or when it cannot make the
 	// change in one step (evidence it cannot merge there, say), it changes
 	// nothing and returns false. It appends nothing to the audit log.
 	Move(ctx context.Context, m Move) (Operation, bool, error)
@@ -371,6 +371,8 @@ type Move struct {
 	From, To              State
 	// LeaseAfter, if set, requires the worker's lease to run past it.
 	LeaseAfter time.Time
+	// Attempt, if set, requires the operation's Attempts to be it.
+	Attempt int
 	// AddAttempt counts one more attempt.
 	AddAttempt bool
 	// Lease is the lease after the move; the zero time clears it.

@@ -452,6 +452,16 @@ type Report struct {
 	Detail string
 	// Evidence is merged into the operation's.
 	Evidence Evidence
+	// Attempt, if set, is the attempt the report is about, as the sending
+	// commit counted it (Operation.Attempts): a report about another
+	// attempt than the operation's last is refused.
+	Attempt int
+	// Instance, if set, is the journal the attempt was sent through
+	// (Operation.Instance), for a report that another journal records on
+	// its behalf: an answer kept on the worker's disk when it could not be
+	// recorded, and recorded from there by a later run. Set Attempt with
+	// it. Empty: this journal.
+	Instance string
 }
 
 // ReportCall builds the report of an attempt whose call returned resp and
@@ -581,9 +591,13 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	if reason == "" {
 		reason = string(r.To)
 	}
+	instance := r.Instance
+	if instance == "" {
+		instance = j.instance
+	}
 	if m, ok := tx.(Mover); ok && CanTransition(Sending, r.To) && r.To != Ambiguous {
 		// The usual case, in one step: the worker that sent reports.
-		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, Instance: j.instance, From: Sending, To: r.To,
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, Instance: instance, Attempt: r.Attempt, From: Sending, To: r.To,
 			Failure: r.To != Applied, LastPhase: r.Phase, LastError: r.Detail, Evidence: r.Evidence, Updated: now})
 		if err != nil {
 			return Operation{}, err
@@ -596,12 +610,12 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	if err != nil {
 		return Operation{}, err
 	}
-	mine := op.Worker == r.Worker && op.Instance == j.instance
+	mine := op.Worker == r.Worker && op.Instance == instance && (r.Attempt == 0 || r.Attempt == op.Attempts)
 	switch {
 	case op.State == Sending && mine:
 		// The usual case; a lease that ran out still lets the sender
 		// report, since recovery has not yet declared the outcome unknown.
-	case op.State == Pending && r.To == FailedSafe:
+	case op.State == Pending && r.To == FailedSafe && r.Instance == "":
 		if err := j.holds(op, r.Worker, now); err != nil {
 			return op, err
 		}

@@ -54,6 +54,7 @@ func withMove(d *dialect) *dialect {
 		last_phase = CASE WHEN $7 THEN $8 ELSE last_phase END, last_error = CASE WHEN $7 THEN $9 ELSE last_error END,
 		evidence = CASE WHEN ` + d.typed(1, "jsonb") + ` IS NULL THEN evidence ELSE ` + d.mergeEvidence + ` END
 		WHERE key = $2 AND state = $10 AND worker = $11 AND instance = $13 AND (` + d.typed(12, "bigint") + ` IS NULL OR lease_expires_at > $12)
+			AND (` + d.typed(14, "integer") + ` = 0 OR attempts = $14)
 		RETURNING ` + operationColumns
 	return d
 }

@@ -135,7 +135,7 @@ func (tx *Tx) Move(ctx context.Context, m journal.Move) (journal.Operation, bool
 		attempts = 1
 	}
 	rows, err := tx.query(ctx, tx.d.move, ev, m.Key, string(m.To), attempts, nullMicros(m.Lease), micros(m.Updated),
-		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter), m.Instance)
+		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter), m.Instance, m.Attempt)
 	if err != nil {
 		return journal.Operation{}, false, err
 	}

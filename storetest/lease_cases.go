@@ -21,6 +21,7 @@ func leaseCases() []testCase {
 		{name: "SkewedWorkerClocksChangeNothing", run: skewedClocks},
 		{name: "SendingDeadlineComesBeforeTheLease", run: sendingDeadline},
 		{name: "LateAnswerIsKept", run: lateAnswer},
+		{name: "AnswerRecordedByALaterRun", run: answerFromOutbox},
 		{name: "NotAppliedWaitsForTheLease", run: notAppliedWaits},
 		{name: "RenewalNeverShortensALease", run: renewalNeverShortens},
 		{name: "KeeperRetriesFailedRenewals", run: keeperRetries},
@@ -399,4 +400,39 @@ func (s *failingStore) Update(ctx context.Context, fn func(journal.Tx) error) er
 		return errBroken
 	}
 	return s.Store.Update(ctx, fn)
+}
+
+// answerFromOutbox: an answer that its worker kept (on its disk, because
+// the store could not be reached) is recorded by a later run, through
+// another journal, for the journal and the attempt that sent it, and only
+// for those.
+func answerFromOutbox(t *testing.T, h Harness) {
+	e := open(t, h)
+	e.into(t, "k", journal.Sending)
+	e.into(t, "late", journal.Sending)
+	sent, _ := e.j.Get(e.ctx, "k")
+	next := journal.New(e.s.JournalStore(), journal.Options{Lease: lease}) // the next run
+	kept := journal.Report{Worker: "w1", To: journal.Applied, Instance: sent.Instance, Attempt: sent.Attempts}
+	for _, bad := range []journal.Report{
+		{Worker: "w1", To: journal.Applied}, // as the next run's own
+		{Worker: "w1", To: journal.Applied, Instance: sent.Instance, Attempt: sent.Attempts + 1}, // another attempt
+		{Worker: "w2", To: journal.Applied, Instance: sent.Instance, Attempt: sent.Attempts},     // another worker
+	} {
+		if _, err := next.Record(e.ctx, "k", bad); !errors.Is(err, journal.ErrLeaseLost) {
+			t.Fatalf("report %+v by the next run: %v; want it refused", bad, err)
+		}
+	}
+	if op, err := next.Record(e.ctx, "k", kept); err != nil || op.State != journal.Applied {
+		t.Fatalf("the kept answer recorded by the next run: %s, %v", op.State, err)
+	}
+	// After recovery, the kept answer settles the ambiguous operation.
+	e.clock.Advance(lease + time.Second)
+	if _, err := next.Recover(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	late, _ := e.j.Get(e.ctx, "late")
+	kept.Instance, kept.Attempt = late.Instance, late.Attempts
+	if op, err := next.Record(e.ctx, "late", kept); err != nil || op.State != journal.Applied || op.Resolution == nil {
+		t.Fatalf("a kept answer after recovery: %+v, %v", op, err)
+	}
 }
