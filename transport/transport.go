@@ -249,7 +249,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r := req.WithContext(sendCtx)
 		r.Header, r.Body = header, body
 
-		resp, err := base.RoundTrip(r)
+		var resp *http.Response
+		var err error
+		if a.tooLate() {
+			closeBody(r)
+			err = errFenced
+		} else {
+			resp, err = base.RoundTrip(r)
+		}
 		now := time.Now()
 		info := c.attempted(a, resp, err)
 		if err == nil && !t.policy.MayRetryStatus(resp.StatusCode) {
@@ -337,6 +344,10 @@ func (t *Transport) decide(in retry.Input, req *http.Request, err error, callCtx
 	case callCtx.Err() != nil:
 		// The caller gave up, or the deadline passed, during the attempt.
 		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: endReason(callCtx)}
+	case pastDeadline(callCtx, in.Now):
+		// The deadline has passed and its timer has not fired yet, as
+		// after a pause of the process.
+		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopDeadline}
 	case err != nil && permanent(err):
 		d = retry.Decision{Reason: reasonPermanent}
 	case !replayable(req):
@@ -345,6 +356,12 @@ func (t *Transport) decide(in retry.Input, req *http.Request, err error, callCtx
 		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
 	}
 	return d
+}
+
+// pastDeadline reports whether ctx's deadline is not after now.
+func pastDeadline(ctx context.Context, now time.Time) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && !now.Before(deadline)
 }
 
 // endReason says why ctx ended.
