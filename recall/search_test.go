@@ -61,6 +61,7 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 	if _, err := w.a.Reconcile(context.Background(), "b", w.provider("openai")); !errors.Is(err, recall.ErrCannotAsk) {
 		t.Fatalf("reconcile with a provider that cannot be asked: %v", err)
 	}
+	w.pastLeases()
 	res, err := w.a.Reconcile(context.Background(), "b", w.provider("sandbox"))
 	if err != nil || len(res) != 2 {
 		t.Fatalf("reconcile: %+v, %v", res, err)

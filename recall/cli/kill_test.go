@@ -42,7 +42,7 @@ func TestKillRunAtRandomMoments(t *testing.T) {
 		srv := httptest.NewServer(sb)
 		db := filepath.Join(t.TempDir(), "r.db")
 		env := append(os.Environ(), "RECALL_DB="+db, "XDG_CACHE_HOME="+t.TempDir())
-		args := []string{"run", "b", "--provider-url", srv.URL, "--workers", "3", "--lease", "300ms", "--timeout", "5s"}
+		args := []string{"run", "b", "--provider-url", srv.URL, "--workers", "3", "--timeout", "1s", "--lease", "1100ms"}
 
 		if out, err := exec.Command(bin, "--db", db, "add", "b", rec).CombinedOutput(); err != nil {
 			t.Fatalf("add: %v\n%s", err, out)
@@ -55,7 +55,7 @@ func TestKillRunAtRandomMoments(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		time.Sleep(350 * time.Millisecond) // the killed run's leases run out
+		time.Sleep(1150 * time.Millisecond) // the killed run's leases run out
 
 		again := exec.Command(bin, args...)
 		again.Env = env

@@ -56,7 +56,7 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
 	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-	command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+	command.DurationVar(f, &rf.lease, "lease", 0, "how long a request that was sent stays with its run: it is over by then, and only then may another run declare it ambiguous once this one was killed, or anyone resolve it as not applied (default: --timeout plus 30s)")
 }
 
 // run runs the batch as rf says. before, if not nil, does its command's
@@ -65,6 +65,13 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, before func(context.Context, *recall.Archive) (any, func(io.Writer), error)) error {
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
+	}
+	if rf.lease == 0 {
+		rf.lease = rf.timeout + recall.LeaseMargin
+	}
+	if rf.lease-rf.lease/100 < rf.timeout {
+		return command.Usagef("--lease %s is shorter than --timeout %s: a request must be over before the lease it is sent under runs out; give a --lease of at least %s, or a shorter --timeout",
+			rf.lease, rf.timeout, (rf.timeout*101/100).Round(time.Millisecond)+time.Millisecond)
 	}
 	var limit ledger.Amount
 	if rf.budget != "" {
@@ -84,7 +91,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 	}
 	defer stop()
 	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
-	o.Lease = rf.lease
+	o.SendLease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
 		var first any
@@ -175,6 +182,12 @@ func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again strin
 		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
 	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests); budget %s\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6), dollars(money.Budget))
 	printProblems(w, rep.Problems)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintf(w, "notes (%d):\n", len(rep.Notes))
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)

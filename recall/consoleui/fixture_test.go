@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,7 +98,11 @@ func newArchive(t testing.TB, o archiveOptions) *archive {
 	ctx := context.Background()
 	var err error
 	x := &archive{}
-	if x.a, err = recall.Open(ctx, filepath.Join(t.TempDir(), "recall.db"), recall.Options{}); err != nil {
+	// The database's clock: moved past the first run's leases, as when a
+	// person settles its requests later.
+	var later atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
+	if x.a, err = recall.Open(ctx, filepath.Join(t.TempDir(), "recall.db"), recall.Options{Clock: clock}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.a.Close() })
@@ -115,6 +120,7 @@ func newArchive(t testing.TB, o archiveOptions) *archive {
 	if rep := x.run(t); rep.Ambiguous != 2 || rep.Done != 2 {
 		t.Fatalf("the demo's first run: %+v", rep)
 	}
+	later.Store(int64(time.Hour))
 	items, err := x.a.Ambiguous(ctx, batch)
 	if err != nil || len(items) != 2 {
 		t.Fatalf("ambiguous: %+v, %v", items, err)

@@ -153,6 +153,9 @@ func (p *Provider) Model() string { return p.model }
 // Limits returns what the provider accepts in one request.
 func (p *Provider) Limits() Limits { return p.api.limits(p.model) }
 
+// Timeout returns the bound on each paid request.
+func (p *Provider) Timeout() time.Duration { return p.timeout }
+
 // Transcribe makes the chunk's one paid request, and returns the
 // transcript or an error that [Report] classifies. It ends by the
 // provider's timeout.

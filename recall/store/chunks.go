@@ -158,23 +158,29 @@ func (s *Store) Operation(ctx context.Context, key string) (journal.Operation, e
 }
 
 // Claim gives worker the lease on the pending request key, and keeps it
-// renewed, until the returned function is called.
-func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), err error) {
+// renewed, until release is called. held lasts as long as the lease is
+// held: once it is done (context.Cause says why), the request must not be
+// sent. release returns what went wrong with the renewals, if anything
+// did (see journal.Journal.KeepLeases).
+func (s *Store) Claim(ctx context.Context, key, worker string) (held context.Context, release func() error, err error) {
 	if _, err := s.j.ClaimKey(ctx, key, worker); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	_, stop := s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
-	return func() { stop() }, nil
+	held, release = s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
+	return held, release, nil
 }
 
 // Send commits that worker is sending the request key, with the hold of
 // amount on the batch's budget that pays for it, in one transaction: the
 // attempt that the sending transition counts names the hold. A hold the
 // budget refuses leaves the request unsent, with an error wrapping
-// ledger.ErrInsufficientFunds.
-func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) error {
-	return s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
-		op, err := s.j.SendTx(ctx, tx, key, worker)
+// ledger.ErrInsufficientFunds. The operation it returns has the
+// request's Deadline: send it under op.Fence.
+func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) (journal.Operation, error) {
+	var op journal.Operation
+	err := s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
+		var err error
+		op, err = s.j.SendTx(ctx, tx, key, worker)
 		if err != nil {
 			return err
 		}
@@ -186,6 +192,7 @@ func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledg
 		_, err = tx.SQL().ExecContext(ctx, `DELETE FROM recall_refusals WHERE op_key = $1`, key)
 		return err
 	})
+	return op, err
 }
 
 // Annotate records evidence about the request key that worker is sending,

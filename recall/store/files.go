@@ -209,3 +209,21 @@ func (s *Store) AddedPaths(ctx context.Context, batch, sha string) ([]string, er
 func (s *Store) SourcePaths(ctx context.Context, sha string) ([]string, error) {
 	return s.texts(ctx, `SELECT path FROM recall_items WHERE sha256 = $1 ORDER BY added_at`, sha)
 }
+
+// FailedElsewhere counts the contents of the batch's files that failed
+// before any payment (state Failed) and have no added file in the batch:
+// the recordings that a run leaves failed without planning them, which a
+// safe retry queues again. A file that failed before it was hashed counts
+// alone.
+func (s *Store) FailedElsewhere(ctx context.Context, batch string) (int, error) {
+	n, err := list(ctx, s, func(rows *sql.Rows) (n int, err error) {
+		err = rows.Scan(&n)
+		return n, err
+	}, `SELECT COUNT(DISTINCT COALESCE(sha256, 'path:' || path)) FROM recall_items
+		WHERE batch = $1 AND state = $2 AND (sha256 IS NULL OR sha256 NOT IN
+			(SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $3 AND sha256 IS NOT NULL))`, batch, Failed, Added)
+	if err != nil || len(n) == 0 {
+		return 0, err
+	}
+	return n[0], nil
+}

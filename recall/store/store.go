@@ -25,13 +25,21 @@ import (
 
 // Options configure [Open].
 type Options struct {
-	// Lease is how long a request in flight stays with the run that sends
-	// it without that run renewing it: after a run was killed, the next one
-	// declares its requests ambiguous once their lease ran out. Default
-	// 30 s.
+	// Lease is how long a run's claim on a request it has not sent yet
+	// lasts without being renewed: after a run was killed, the next one
+	// takes the request over once it ran out. Default 30 s.
 	Lease time.Duration
+	// SendLease is how long a request that was sent stays with the run
+	// that sent it: the request must be over by then (its deadline), and
+	// only then may the next run declare it ambiguous, or anyone resolve
+	// it as not applied. Default Lease.
+	SendLease time.Duration
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Clock, if set, replaces the database's clock, which judges leases
+	// (sqlstore.Options.Clock): for tests that move time. Every process
+	// that shares the database must then use the same.
+	Clock func() time.Time
 }
 
 // Store is an open archive database. It is safe for concurrent use.
@@ -45,7 +53,7 @@ type Store struct {
 // Open opens the archive database that dsn names (a file path for SQLite,
 // or a postgres:// DSN), creating or upgrading its schema.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()})
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations(), Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +62,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		db:  db,
-		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, Now: opts.Now}),
+		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now}),
 		l:   ledger.New(db.LedgerStore(), opts.Now),
 		now: opts.Now,
 	}
@@ -114,6 +122,10 @@ func (s *Store) backfillTranscribers(ctx context.Context) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// SendLease returns the lease a request is sent under: the longest it may
+// take.
+func (s *Store) SendLease() time.Duration { return s.j.SendLease() }
 
 // list runs a query of recall's tables and returns a value per row, read
 // by scan.
