@@ -502,6 +502,7 @@ func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) 
 	if wait {
 		build = r.a.tools.Proxy
 	}
+	ctx = r.notices(ctx, sha, StageConverting)
 	r.emit(Progress{SHA256: sha, Stage: StageConverting})
 	if err := build(ctx, src, dst); err != nil {
 		return "", err
@@ -535,7 +536,7 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 		path = fmt.Sprintf("%s.%dof%d.mp3", proxy[:len(proxy)-len(".mp3")], c.Index+1, c.Count)
 		if _, err := os.Stat(path); err != nil {
 			r.emit(Progress{SHA256: c.SHA256, Stage: StageCutting, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration})
-			if err := r.a.tools.Cut(ctx, proxy, path, c.Start, c.Duration); err != nil {
+			if err := r.a.tools.Cut(r.notices(ctx, c.SHA256, StageCutting), proxy, path, c.Start, c.Duration); err != nil {
 				return "", 0, err
 			}
 		}
@@ -653,6 +654,15 @@ func (r *run) renewed(c store.Chunk, err error) {
 	if errors.As(err, &re) && !re.Lost {
 		r.note(fmt.Sprintf("%s: %v", r.name(c.SHA256), err))
 	}
+}
+
+// notices returns ctx with the notices of a writer that waits for another
+// one, told to the display and kept for the report's notes.
+func (r *run) notices(ctx context.Context, sha string, stage Stage) context.Context {
+	return media.WithNotices(ctx, func(n string) {
+		r.note(r.name(sha) + ": " + n)
+		r.emit(Progress{SHA256: sha, Stage: stage, Detail: n})
+	})
 }
 
 // fatal stops the run: err leaves no content that could go on.
