@@ -62,13 +62,16 @@ type workerConfig struct {
 	// Stderr, if set, receives the worker's standard error; by default the
 	// test's.
 	Stderr io.Writer
+	// Stop, "point:key", stops the worker at a point of key's request:
+	// see package testworker.
+	Stop string
 }
 
 func (c workerConfig) env() []string {
 	return append(os.Environ(), workerEnv+"=1",
 		"RUBICON_WORKER_DSN="+c.DSN, "RUBICON_WORKER_SERVER="+c.Server, "RUBICON_WORKER_NAME="+c.Name,
 		"RUBICON_WORKER_OFFSET="+c.Offset.String(), "RUBICON_WORKER_LEASE="+c.Lease.String(),
-		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode)
+		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode, "RUBICON_WORKER_STOP="+c.Stop)
 }
 
 // startWorker starts a worker process and waits until it has opened the
