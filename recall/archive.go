@@ -27,7 +27,6 @@ import (
 
 // Archive is an open recall-archive database.
 type Archive struct {
-	dsn   string
 	store *store.Store
 	tools media.Tools
 	now   func() time.Time
@@ -71,7 +70,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Archive{dsn: dsn, store: s, tools: opts.Tools, now: opts.Now}, nil
+	return &Archive{store: s, tools: opts.Tools, now: opts.Now}, nil
 }
 
 // LeaseMargin is what a request's lease gives by default beyond the

@@ -89,6 +89,22 @@ func (o *outbox) done(key string) error {
 	return err
 }
 
+// aside moves the entry for the request key out of the way of later runs,
+// into the outbox's "unrecorded" directory, and returns where: for an
+// outcome the journal refuses to record (the request was settled
+// otherwise meanwhile), kept for a person to look at.
+func (o *outbox) aside(key string) (string, error) {
+	dir := filepath.Join(o.dir, "unrecorded")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, filepath.Base(o.path(key)))
+	if err := os.Rename(o.path(key), dst); err != nil {
+		return "", err
+	}
+	return dst, syncDir(dir)
+}
+
 // list returns every entry, and the files that cannot be read.
 func (o *outbox) list() ([]kept, map[string]error) {
 	entries, err := os.ReadDir(o.dir)

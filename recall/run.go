@@ -55,6 +55,10 @@ type RunOptions struct {
 	// sent until the database has recorded them (see outbox.go); default
 	// "outbox" in CacheDir, under the archive's name.
 	Outbox string
+	// pause, if set, is called at the named points of a chunk's request
+	// (see export_test.go): the tests freeze a worker there, after
+	// stopping its renewals with stop.
+	pause func(point, key string, stop func())
 	// Progress, if set, is told where each content stands as it moves
 	// through the run: converting, each chunk sent, waited for and
 	// answered, and the content finished. It is called from the workers,
@@ -253,7 +257,7 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 		opts.Outbox = filepath.Join(opts.CacheDir, "outbox")
 	}
 	// One directory per archive: what one keeps is recorded in it only.
-	opts.Outbox = filepath.Join(opts.Outbox, shortHash(a.dsn))
+	opts.Outbox = filepath.Join(opts.Outbox, a.store.ID())
 	// What killed runs were writing is of no use: their partial files go,
 	// those that other runs are writing stay.
 	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
@@ -570,7 +574,14 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 		}
 		return journal.Pending, false // another worker holds it, or has sent it
 	}
-	defer func() { r.renewed(c, release()) }()
+	keeping := sync.OnceValue(release)
+	defer func() { r.renewed(c, keeping()) }()
+	pause := func(point string) {
+		if r.opts.pause != nil {
+			r.opts.pause(point, c.Key, func() { keeping() })
+		}
+	}
+	pause("claimed")
 	// The work before the request stops when the run is interrupted, or
 	// when the lease is lost.
 	prep, endPrep := context.WithCancelCause(held)
@@ -615,15 +626,22 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 	}
 	step := Progress{SHA256: c.SHA256, Stage: StageSending, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration, Cost: cost}
 	r.emit(step)
+	pause("sent")
 	sendCtx, cancel := sent.Fence(r.sendCtx)
 	defer cancel()
+	trace := &httptrace.ClientTrace{}
 	if r.opts.Progress != nil {
 		// Once a request is written, the wait is the provider's.
 		step.Stage = StageWaiting
-		sendCtx = httptrace.WithClientTrace(sendCtx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.emit(step) }})
+		trace.WroteRequest = func(httptrace.WroteRequestInfo) { r.emit(step) }
 	}
+	if r.opts.pause != nil {
+		trace.GotConn = func(httptrace.GotConnInfo) { pause("connected") }
+	}
+	sendCtx = httptrace.WithClientTrace(sendCtx, trace)
 	prov := r.opts.Provider
 	t, err := prov.Transcribe(sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
+	pause("answered")
 	rep := provider.Report(r.opts.Worker, err)
 	rep.Attempt, rep.Instance = sent.Attempts, sent.Instance
 	var fence *journal.FenceError
@@ -733,8 +751,8 @@ func (r *run) settle(ctx context.Context, c store.Chunk, rep journal.Report, t *
 // recordAttempts bound how often, and for how long, a record that met a
 // failure of the database that may pass is tried again.
 const (
-	recordTries = 8
-	recordPause = 2 * time.Second
+	recordTries = 6
+	recordPause = time.Second
 )
 
 // recordAgain records the chunk's outcome, trying again after a failure
@@ -768,7 +786,8 @@ func words(err error) string {
 }
 
 // recordFailed notes that the chunk's outcome could not be recorded;
-// file, if set, keeps it.
+// file, if set, keeps it in the outbox: for the next run when the failure
+// may pass, set aside for a person when the journal refused it.
 func (r *run) recordFailed(c store.Chunk, err error, file string) {
 	if errors.Is(err, store.ErrLogReplaced) {
 		r.fatal(err)
@@ -777,8 +796,15 @@ func (r *run) recordFailed(c store.Chunk, err error, file string) {
 	if why := store.Explain(err); why != "" {
 		msg = why + ": " + msg
 	}
-	if file != "" {
+	switch {
+	case file == "":
+	case store.Passing(err) || errors.Is(err, store.ErrLogReplaced):
 		msg += "; the outcome is kept in " + file + ", and the next run records it from there"
+	default:
+		if aside, aerr := r.outbox.aside(c.Key); aerr == nil {
+			file = aside
+		}
+		msg += "; what the request got is kept in " + file + ", for a person to look at"
 	}
 	r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "record", Error: msg})
 }

@@ -179,6 +179,15 @@ UPDATE recall_search s SET provider = c.provider, model = c.model FROM recall_ch
 DROP INDEX recall_search_chunk;
 CREATE INDEX recall_search_chunk ON recall_search (sha256, provider, model, idx);
 `
+
+	// archiveSQL is version 6: the archive's own name, random, which what
+	// a run keeps on disk for it (its outbox) is filed under.
+	archiveSQL = `
+CREATE TABLE recall_archive (
+	one INTEGER PRIMARY KEY CHECK (one = 1),
+	id  TEXT NOT NULL
+);
+`
 )
 
 // migrations are the archive's schema changes, for sqlstore.Open.
@@ -189,5 +198,6 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
 		{Component: component, Version: 4, Name: "budget changes and refusals", SQLite: budgetSQL, Postgres: budgetSQL},
 		{Component: component, Version: 5, Name: "transcripts by provider and model", SQLite: transcriberSQLite, Postgres: transcriberPostgres},
+		{Component: component, Version: 6, Name: "the archive's name", SQLite: archiveSQL, Postgres: archiveSQL},
 	}
 }

@@ -14,8 +14,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -48,6 +50,7 @@ type Store struct {
 	j   *journal.Journal
 	l   *ledger.Ledger
 	now func() time.Time
+	id  string
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -70,8 +73,27 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: naming the provider of the archive's earlier transcripts: %w", err)
 	}
+	if err := s.name(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: naming the archive: %w", err)
+	}
 	return s, nil
 }
+
+// name reads the archive's name, giving it one if it has none.
+func (s *Store) name(ctx context.Context) error {
+	return s.update(ctx, named("naming the archive"), func(tx *sqlstore.Tx) error {
+		q := tx.SQL()
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_archive (one, id) VALUES (1, $1) ON CONFLICT DO NOTHING`, strings.ToLower(rand.Text())); err != nil {
+			return err
+		}
+		return q.QueryRowContext(ctx, `SELECT id FROM recall_archive`).Scan(&s.id)
+	})
+}
+
+// ID returns the archive's name: random, made when it was created, the
+// same through every DSN that reaches it.
+func (s *Store) ID() string { return s.id }
 
 // backfillTranscribers names the provider and model of the chunks planned
 // before chunks recorded them (schema version 5) that no transcript
