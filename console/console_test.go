@@ -12,7 +12,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/console"
@@ -28,12 +30,16 @@ type fixture struct {
 	srv *httptest.Server
 	j   *journal.Journal
 	key string
+	// later moves the store's clock ahead, in nanoseconds.
+	later atomic.Int64
 }
 
 func newFixture(t *testing.T, opts console.Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "journal.db"), sqlstore.Options{})
+	f := &fixture{}
+	clock := func() time.Time { return time.Now().Add(time.Duration(f.later.Load())) }
+	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "journal.db"), sqlstore.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +66,13 @@ func newFixture(t *testing.T, opts console.Options) *fixture {
 	}
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, j: j, key: key}
+	f.srv, f.j, f.key = srv, j, key
+	return f
 }
+
+// pastLease moves the store's clock past the lease the operation was
+// sent under.
+func (f *fixture) pastLease() { f.later.Store(int64(time.Hour)) }
 
 // client is a browser-like client: it keeps cookies and does not follow
 // redirects, so that tests see them.
@@ -143,6 +154,13 @@ func TestSettleOnLoopback(t *testing.T) {
 	if f.state(t).State != journal.Ambiguous {
 		t.Fatal("a refused form changed the journal")
 	}
+	// Not applied waits for the lease the charge was sent under, and says
+	// until when.
+	early := do(t, c, "POST", f.srv.URL+"/settle", url.Values{"key": {f.key}, "outcome": {"not_applied"}, "note": {"no charge in the dashboard"}}, sameOrigin)
+	if early.status != 409 || !strings.Contains(early.body, "resolve it as not applied after then") || f.state(t).State != journal.Ambiguous {
+		t.Fatalf("not applied within the lease: %d\n%s", early.status, early.body)
+	}
+	f.pastLease()
 	a = do(t, c, "POST", f.srv.URL+"/settle", url.Values{"key": {f.key}, "outcome": {"not_applied"}, "note": {"no charge in the dashboard"},
 		"name": {"mallory"}}, sameOrigin)
 	if a.status != 303 || a.header.Get("Location") != "/operation?key="+url.QueryEscape(f.key) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
@@ -30,10 +31,12 @@ func Example() {
 	}
 	ops, _ := j.Claim(ctx, "charge", "worker-1", 10)
 	for _, op := range ops {
-		if _, err := j.Send(ctx, op.Key, "worker-1"); err != nil {
+		sent, err := j.Send(ctx, op.Key, "worker-1")
+		if err != nil {
 			panic(err)
 		}
-		// ... the request goes out here ...
+		// ... the request goes out here, under sent.Fence(ctx) ...
+		_ = sent
 		report := journal.Report{Worker: "worker-1", To: journal.Applied}
 		if op.Key == "charge-order-8" {
 			// The connection broke after the request was written.
@@ -75,4 +78,71 @@ func Example() {
 	// pending → sending by worker-1
 	// sending → ambiguous by worker-1
 	// ambiguous → applied by ana
+}
+
+// A request is sent under the context its sending commit bounds: it never
+// starts once the lease the commit took is over, so that a worker that
+// wakes from a pause after recovery made its operation ambiguous sends
+// nothing.
+func ExampleOperation_Fence() {
+	dir, _ := os.MkdirTemp("", "journal-fence")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, filepath.Join(dir, "rubicon.db"), sqlstore.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	j := journal.New(db.JournalStore(), journal.Options{SendLease: 2 * time.Minute})
+	j.Insert(ctx, journal.NewOperation{Key: "charge-order-9", Kind: "charge"})
+	worker := journal.ProcessWorker()
+	if _, err := j.ClaimKey(ctx, "charge-order-9", worker); err != nil {
+		panic(err)
+	}
+	sent, err := j.Send(ctx, "charge-order-9", worker)
+	if err != nil {
+		panic(err)
+	}
+	fenced, cancel := sent.Fence(ctx)
+	defer cancel()
+	deadline, _ := fenced.Deadline()
+	fmt.Println("the request must be over within the sending lease:", time.Until(deadline) <= 2*time.Minute)
+	// req, _ := http.NewRequestWithContext(fenced, "POST", url, body)
+	// resp, err := client.Do(req) // a rubicon transport.Client
+	j.Record(ctx, "charge-order-9", journal.Report{Worker: worker, To: journal.Applied, Attempt: sent.Attempts})
+	// Output:
+	// the request must be over within the sending lease: true
+}
+
+// A worker keeps its claim renewed while it prepares a request, and sends
+// it only while the claim is held.
+func ExampleJournal_KeepLeases() {
+	dir, _ := os.MkdirTemp("", "journal-keep")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, filepath.Join(dir, "rubicon.db"), sqlstore.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	j := journal.New(db.JournalStore(), journal.Options{})
+	j.Insert(ctx, journal.NewOperation{Key: "upload-3", Kind: "upload"})
+	if _, err := j.ClaimKey(ctx, "upload-3", "worker-1"); err != nil {
+		panic(err)
+	}
+	held, stop := j.KeepLeases(ctx, "worker-1", "upload-3")
+	// ... convert the upload under held, which ends if the lease is lost ...
+	if held.Err() != nil {
+		fmt.Println("not sent:", context.Cause(held))
+		return
+	}
+	if _, err := j.Send(ctx, "upload-3", "worker-1"); err != nil {
+		panic(err)
+	}
+	if err := stop(); err != nil {
+		fmt.Println("renewals:", err) // failures that were tried again, or the loss
+	}
+	fmt.Println("sent while the lease was held")
+	// Output:
+	// sent while the lease was held
 }

@@ -23,10 +23,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also the "pgx" driver
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -65,6 +67,11 @@ type Options struct {
 	// that shares the database must then use the same.
 	Clock func() time.Time
 }
+
+// idleInTransaction is how long PostgreSQL lets a transaction wait for
+// its client before it ends it, releasing its locks, unless the DSN says
+// otherwise.
+const idleInTransaction = time.Minute
 
 // ErrLocked reports a database that stayed locked past the busy timeout.
 var ErrLocked = errors.New("sqlstore: database is locked")
@@ -140,10 +147,17 @@ func openPostgres(dsn string, opts Options) (*DB, error) {
 	if u, err := url.Parse(dsn); err == nil {
 		name = u.Redacted()
 	}
-	pool, err := sql.Open("pgx", dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open PostgreSQL %s: %w", name, err)
 	}
+	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		// A transaction of a process that stopped (suspended, frozen)
+		// holds its row locks until the server ends it: every other
+		// worker would wait for them. None of ours is idle for this long.
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.Itoa(int(idleInTransaction.Milliseconds()))
+	}
+	pool := stdlib.OpenDB(*cfg)
 	n := opts.MaxConns
 	if n <= 0 {
 		n = 10
@@ -442,7 +456,11 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 func (db *DB) wrap(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
-		return fmt.Errorf("%w: %s stayed locked by another connection or process for the busy timeout (%s): %v", ErrLocked, db.name, db.timeout, err)
+		by := "another connection or process"
+		if holder := lockHolder(db.name); holder != "" {
+			by = holder
+		}
+		return fmt.Errorf("%w: %s stayed locked by %s for the busy timeout (%s): %v", ErrLocked, db.name, by, db.timeout, err)
 	}
 	return err
 }

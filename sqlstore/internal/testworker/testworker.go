@@ -28,8 +28,11 @@ import (
 // Main runs the worker the environment asks for and returns the exit code.
 func Main() int {
 	run := worker
-	if os.Getenv("RUBICON_WORKER_MODE") == "hold" {
+	switch os.Getenv("RUBICON_WORKER_MODE") {
+	case "hold":
 		run = holder
+	case "lock":
+		run = locker
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
@@ -168,4 +171,26 @@ func holder() error {
 	}
 	fmt.Println(granted)
 	return nil
+}
+
+// locker takes the database's write lock, says "ready", and keeps it
+// until it is killed.
+func locker() error {
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, os.Getenv("RUBICON_WORKER_DSN"), sqlstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	locked := make(chan struct{})
+	go db.Update(ctx, func(tx *sqlstore.Tx) error {
+		if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO rubicon_accounts (name, limit_amount) VALUES ('locker', 0)`); err != nil {
+			return err
+		}
+		close(locked)
+		select {} // holds the transaction, and the lock
+	})
+	<-locked
+	fmt.Println("ready")
+	select {}
 }
