@@ -85,14 +85,9 @@ func Example() {
 // wakes from a pause after recovery made its operation ambiguous sends
 // nothing.
 func ExampleOperation_Fence() {
-	dir, _ := os.MkdirTemp("", "journal-fence")
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(dir, "rubicon.db"), sqlstore.Options{})
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
+	db, done := exampleDB()
+	defer done()
 	j := journal.New(db.JournalStore(), journal.Options{SendLease: 2 * time.Minute})
 	j.Insert(ctx, journal.NewOperation{Key: "charge-order-9", Kind: "charge"})
 	worker := journal.ProcessWorker()
@@ -117,14 +112,9 @@ func ExampleOperation_Fence() {
 // A worker keeps its claim renewed while it prepares a request, and sends
 // it only while the claim is held.
 func ExampleJournal_KeepLeases() {
-	dir, _ := os.MkdirTemp("", "journal-keep")
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(dir, "rubicon.db"), sqlstore.Options{})
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
+	db, done := exampleDB()
+	defer done()
 	j := journal.New(db.JournalStore(), journal.Options{})
 	j.Insert(ctx, journal.NewOperation{Key: "upload-3", Kind: "upload"})
 	if _, err := j.ClaimKey(ctx, "upload-3", "worker-1"); err != nil {
@@ -145,4 +135,18 @@ func ExampleJournal_KeepLeases() {
 	fmt.Println("sent while the lease was held")
 	// Output:
 	// sent while the lease was held
+}
+
+// exampleDB opens a database of its own for an example, and returns what
+// removes it.
+func exampleDB() (*sqlstore.DB, func()) {
+	dir, _ := os.MkdirTemp("", "journal-example")
+	db, err := sqlstore.Open(context.Background(), filepath.Join(dir, "rubicon.db"), sqlstore.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return db, func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
 }
