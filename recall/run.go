@@ -629,6 +629,10 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 	pause("sent")
 	sendCtx, cancel := sent.Fence(r.sendCtx)
 	defer cancel()
+	// The provider's timeout counts from the sending commit: a pause
+	// before the request starts is the request's time too.
+	sendCtx, cancelTimeout := context.WithTimeout(sendCtx, r.opts.Provider.Timeout())
+	defer cancelTimeout()
 	trace := &httptrace.ClientTrace{}
 	if r.opts.Progress != nil {
 		// Once a request is written, the wait is the provider's.

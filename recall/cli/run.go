@@ -54,7 +54,7 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	rf.pf.register(f)
 	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
 	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
+	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, counted from its commit as sent, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
 	command.DurationVar(f, &rf.lease, "lease", 0, "how long a request that was sent stays with its run: it is over by then, and only then may another run declare it ambiguous once this one was killed, or anyone resolve it as not applied (default: --timeout plus 30s)")
 }
