@@ -123,6 +123,9 @@ type RunReport struct {
 	// run was interrupted.
 	Waiting  int       `json:"waiting"`
 	Problems []Problem `json:"problems"`
+	// KeyRefused, if set, is the provider's refusal of the API key (401
+	// or 403) that ended the run: no chunk was sent after it.
+	KeyRefused string `json:"key_refused,omitempty"`
 }
 
 // run holds what every worker of one Run shares.
@@ -135,7 +138,10 @@ type run struct {
 	mu       sync.Mutex
 	paid     int
 	problems []Problem
-	names    map[string]string // each content's first path, for Progress
+	// stop ends the run, once the provider refused the key (refusal).
+	stop    context.CancelFunc
+	refusal string
+	names   map[string]string // each content's first path, for Progress
 }
 
 // Run transcribes batch: for each content not yet transcribed, it makes the
@@ -163,7 +169,10 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		return RunReport{}, err
 	}
 	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
-	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}}
+	outer := ctx
+	ctx, stop := context.WithCancel(ctx) // also ended by a refused key
+	defer stop()
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}, stop: stop}
 	q := &queue{}
 	for _, c := range contents {
 		q.todo = append(q.todo, queued{sha: c.SHA256})
@@ -186,9 +195,10 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	}
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
+	rep, err := a.runReport(context.WithoutCancel(outer), batch, who)
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
+	rep.KeyRefused = r.refusal
 	return rep, err
 }
 
@@ -563,11 +573,25 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 	prov := r.opts.Provider
 	t, err := prov.Transcribe(sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
 	rep := provider.Report(r.opts.Worker, err)
+	if he, refused := provider.KeyRefused(err); refused {
+		r.refused(he)
+	}
 	if err != nil {
 		return r.record(ctx, c, rep, nil), false
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
 	return r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost}), false
+}
+
+// refused ends the run after the provider refused the API key: every
+// other request would be refused too.
+func (r *run) refused(he *provider.HTTPError) {
+	r.mu.Lock()
+	if r.refusal == "" {
+		r.refusal = he.Error()
+	}
+	r.mu.Unlock()
+	r.stop()
 }
 
 // refuse records that the batch's budget refused the chunk c, which needs

@@ -111,12 +111,38 @@ type Money struct {
 	HeldAmbiguous ledger.Amount `json:"held_ambiguous_micro_usd"`
 	// Spent is what applied requests cost.
 	Spent ledger.Amount `json:"spent_micro_usd"`
+	// Play is the sandbox's play money, held and charged: it counts in none
+	// of the above, nor against the budget.
+	Play PlayMoney `json:"sandbox_play_money"`
+	// Providers are the money paid and held per provider, the sandbox's
+	// (Play) among them.
+	Providers []ProviderMoney `json:"providers"`
 }
 
-// Money returns the batch's budget, held and spent amounts.
+// PlayMoney is what the sandbox held and charged: nothing was paid.
+type PlayMoney struct {
+	Held  ledger.Amount `json:"held_micro_usd"`
+	Spent ledger.Amount `json:"spent_micro_usd"`
+}
+
+// ProviderMoney is the money one provider was paid and is held for.
+type ProviderMoney struct {
+	Provider string        `json:"provider"`
+	Play     bool          `json:"play_money"`
+	Held     ledger.Amount `json:"held_micro_usd"`
+	Spent    ledger.Amount `json:"spent_micro_usd"`
+}
+
+// Money returns the batch's budget, held and spent amounts, real money
+// alone, with the sandbox's play money apart.
 func (a *Archive) Money(ctx context.Context, batch string) (Money, error) {
 	m, err := a.store.Money(ctx, batch)
-	return Money(m), err
+	out := Money{Budget: m.Budget, Held: m.Held, HeldAmbiguous: m.HeldAmbiguous, Spent: m.Spent,
+		Play: PlayMoney(m.Play), Providers: []ProviderMoney{}}
+	for _, p := range m.Providers {
+		out.Providers = append(out.Providers, ProviderMoney(p))
+	}
+	return out, err
 }
 
 // Operations returns the journal operations of the batch's chunks, by key.

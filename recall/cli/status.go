@@ -50,6 +50,7 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 	budget := "budget " + dollars(m.Budget)
 	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",
 		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
+	printProviders(w, m)
 	printProblems(w, st.Problems)
 }
 

@@ -178,7 +178,11 @@ func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledg
 		if err != nil {
 			return err
 		}
-		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: account(batch), Amount: amount, Operation: key}
+		acct, err := s.accountFor(ctx, tx, batch, key)
+		if err != nil {
+			return err
+		}
+		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: acct, Amount: amount, Operation: key}
 		if _, err = s.l.HoldTx(ctx, tx, hold); err != nil {
 			return err
 		}
@@ -231,7 +235,7 @@ func (s *Store) heldFor(ctx context.Context, tx ledger.Tx, key string) (ledger.H
 }
 
 // settle settles the request's open hold at cost; 0 keeps the amount held.
-func (s *Store) settle(ctx context.Context, tx ledger.Tx, key string, cost ledger.Amount) error {
+func (s *Store) settle(ctx context.Context, tx *sqlstore.Tx, key string, cost ledger.Amount) error {
 	h, ok, err := s.heldFor(ctx, tx, key)
 	if err != nil || !ok {
 		return err
@@ -239,18 +243,22 @@ func (s *Store) settle(ctx context.Context, tx ledger.Tx, key string, cost ledge
 	if cost == 0 {
 		cost = h.Amount
 	}
-	_, err = s.l.SettleTx(ctx, tx, h.ID, cost)
-	return err
+	if _, err = s.l.SettleTx(ctx, tx, h.ID, cost); err != nil {
+		return err
+	}
+	return s.refit(ctx, tx, h)
 }
 
 // release releases the request's open hold.
-func (s *Store) release(ctx context.Context, tx ledger.Tx, key string) error {
+func (s *Store) release(ctx context.Context, tx *sqlstore.Tx, key string) error {
 	h, ok, err := s.heldFor(ctx, tx, key)
 	if err != nil || !ok {
 		return err
 	}
-	_, err = s.l.VoidTx(ctx, tx, h.ID)
-	return err
+	if _, err = s.l.VoidTx(ctx, tx, h.ID); err != nil {
+		return err
+	}
+	return s.refit(ctx, tx, h)
 }
 
 // putTranscript keeps the transcript of chunk c, once: a second answer for

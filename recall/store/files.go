@@ -50,8 +50,12 @@ type Content struct {
 // AddBatch records the batch, unless it exists.
 func (s *Store) AddBatch(ctx context.Context, name string) error {
 	return s.update(ctx, named("adding batch "+name), func(tx *sqlstore.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-			name, s.now().UnixMicro())
+		if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+			name, s.now().UnixMicro()); err != nil {
+			return err
+		}
+		// A new batch's play money is never on its budget's account.
+		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_play_carried (batch, amount) VALUES ($1, 0) ON CONFLICT (batch) DO NOTHING`, name)
 		return err
 	})
 }

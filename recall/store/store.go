@@ -40,6 +40,8 @@ type Store struct {
 	j   *journal.Journal
 	l   *ledger.Ledger
 	now func() time.Time
+	// readOnly: the database was opened read-only; nothing is written.
+	readOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -61,6 +63,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := s.backfillTranscribers(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: naming the provider of the archive's earlier transcripts: %w", err)
+	}
+	if err := s.carryPlay(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: keeping the sandbox's earlier play money out of the batches' budgets: %w", err)
 	}
 	return s, nil
 }
@@ -149,6 +155,10 @@ func (s *Store) texts(ctx context.Context, query string, args ...any) ([]string,
 
 // account is the ledger account that holds a batch's budget.
 func account(batch string) string { return "recall/batch/" + batch }
+
+// playAccount is the ledger account of a batch's play money, the
+// sandbox's: without a limit, and never part of the budget.
+func playAccount(batch string) string { return "recall/play/" + batch }
 
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
