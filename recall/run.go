@@ -489,7 +489,18 @@ func (r *run) source(ctx context.Context, sha string) (string, error) {
 			return p, nil
 		}
 	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("this recording was recorded by the relative path %s, by an earlier version, and it is not there from %s: run 'recall-archive add' again from the directory it was added from, or with its absolute path", p, cwd())
+		}
+	}
 	return "", fmt.Errorf("none of the paths recorded for this recording (%s) still holds it: the file was changed or moved; add it again", strings.Join(paths, ", "))
+}
+
+// cwd is the working directory, for messages.
+func cwd() string {
+	d, _ := os.Getwd()
+	return d
 }
 
 // chunkFile returns the audio of one chunk, cut from the proxy when the

@@ -96,7 +96,7 @@ func (a *Archive) problems(ctx context.Context, batch string) ([]Problem, error)
 	files, err := a.store.Files(ctx, batch, StateFailed, StateRejected)
 	out := make([]Problem, 0, len(files))
 	for _, f := range files {
-		out = append(out, Problem{Path: f.Path, State: f.State, Phase: f.Phase, Error: f.Error})
+		out = append(out, Problem{Path: f.Display(), State: f.State, Phase: f.Phase, Error: f.Error})
 	}
 	return out, err
 }
