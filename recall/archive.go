@@ -41,6 +41,9 @@ type Options struct {
 	Lease time.Duration
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// ReadOnly opens the archive for reading only: what only reads it
+	// works, and what changes it fails, saying so.
+	ReadOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -49,7 +52,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Archive, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, Now: opts.Now})
+	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, Now: opts.Now, ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, err
 	}

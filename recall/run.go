@@ -121,11 +121,17 @@ type RunReport struct {
 	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
-	Waiting  int       `json:"waiting"`
+	Waiting int `json:"waiting"`
+	// InFlight counts contents with a request in flight: another run's,
+	// or a killed run's until its lease ends (then it is ambiguous).
+	InFlight int       `json:"in_flight"`
 	Problems []Problem `json:"problems"`
 	// KeyRefused, if set, is the provider's refusal of the API key (401
 	// or 403) that ended the run: no chunk was sent after it.
 	KeyRefused string `json:"key_refused,omitempty"`
+	// Earlier are the batch's files that failed before this run (when
+	// added, or in an earlier run), safe to retry with retry-failed.
+	Earlier []Problem `json:"earlier_failures"`
 }
 
 // run holds what every worker of one Run shares.
@@ -199,6 +205,9 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
 	rep.KeyRefused = r.refusal
+	if err == nil {
+		rep.Earlier, err = a.earlier(context.WithoutCancel(outer), batch, rep.Problems)
+	}
 	return rep, err
 }
 
@@ -648,7 +657,7 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 
 // runReport counts the batch's contents by how far who got with them.
 func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}, Earlier: []Problem{}}
 	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
@@ -665,6 +674,8 @@ func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) 
 			rep.Untranscribed++
 		case store.RefusedByBudget:
 			rep.Refused++
+		case store.Sending:
+			rep.InFlight++
 		default:
 			rep.Waiting++
 		}

@@ -83,12 +83,28 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0}
+	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0, string(store.Sending): 0}
 	for _, p := range progress {
 		st.Transcription[string(p)]++
 	}
 	st.Money, err = a.Money(ctx, batch)
 	return st, err
+}
+
+// earlier lists the batch's files that failed, but for those of shown.
+func (a *Archive) earlier(ctx context.Context, batch string, shown []Problem) ([]Problem, error) {
+	files, err := a.store.Files(ctx, batch, StateFailed)
+	seen := map[string]bool{}
+	for _, p := range shown {
+		seen[p.Path] = true
+	}
+	out := []Problem{}
+	for _, f := range files {
+		if !seen[f.Display()] {
+			out = append(out, Problem{Path: f.Display(), State: f.State, Phase: f.Phase, Error: f.Error})
+		}
+	}
+	return out, err
 }
 
 // problems lists the batch's files that failed or were rejected, by path.

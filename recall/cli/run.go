@@ -147,7 +147,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 			return command.Exit(ExitAmbiguous)
 		case interrupted && rep.Waiting > 0:
 			return command.Exit(command.ExitInterrupted)
-		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0:
+		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0 || len(rep.Earlier) > 0:
 			return command.Exit(ExitItemProblems)
 		}
 		return nil
@@ -175,16 +175,26 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 // printRun writes the run's report; again holds the flags that choose the
 // run's provider, for the commands it suggests.
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
-	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting\n",
+	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting",
 		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	if rep.InFlight > 0 {
+		fmt.Fprintf(w, ", %d in flight (another run's, or a killed run's until its lease ends)", rep.InFlight)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests); budget %s\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6), dollars(money.Budget))
 	printProviders(w, money)
 	printProblems(w, rep.Problems)
+	if len(rep.Earlier) > 0 {
+		fmt.Fprintf(w, "failed before this run (%d), not sent:\n", len(rep.Earlier))
+		for _, p := range rep.Earlier {
+			fmt.Fprintf(w, "  %-8s %s\n           %s\n", p.State, strconv.Quote(p.Path), p.Error)
+		}
+	}
 	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)
 	}
-	if rep.Failed > 0 {
+	if rep.Failed > 0 || len(rep.Earlier) > 0 {
 		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only%s'\n", rep.Batch, again)
 	}
 	if interrupted {

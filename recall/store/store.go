@@ -32,6 +32,9 @@ type Options struct {
 	Lease time.Duration
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// ReadOnly opens the archive for reading only (sqlstore's
+	// Options.ReadOnly): every method that changes it fails.
+	ReadOnly bool
 }
 
 // Store is an open archive database. It is safe for concurrent use.
@@ -47,7 +50,7 @@ type Store struct {
 // Open opens the archive database that dsn names (a file path for SQLite,
 // or a postgres:// DSN), creating or upgrading its schema.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()})
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations(), ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db:  db,
 		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, Now: opts.Now}),
 		l:   ledger.New(db.LedgerStore(), opts.Now),
-		now: opts.Now,
+		now: opts.Now, readOnly: opts.ReadOnly,
 	}
 	if err := s.backfillTranscribers(ctx); err != nil {
 		db.Close()
@@ -76,6 +79,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 // named: from their journal operations, where a run recorded them, else
 // Unknown. Their transcripts and search index follow.
 func (s *Store) backfillTranscribers(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
 	type unnamed struct{ sha, key string }
 	rows, err := list(ctx, s, func(rows *sql.Rows) (u unnamed, err error) {
 		err = rows.Scan(&u.sha, &u.key)
