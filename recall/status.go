@@ -137,8 +137,10 @@ type Money struct {
 
 // PlayMoney is what the sandbox held and charged: nothing was paid.
 type PlayMoney struct {
-	Held  ledger.Amount `json:"held_micro_usd"`
-	Spent ledger.Amount `json:"spent_micro_usd"`
+	Held ledger.Amount `json:"held_micro_usd"`
+	// HeldAmbiguous is the part of Held that ambiguous requests hold.
+	HeldAmbiguous ledger.Amount `json:"held_ambiguous_micro_usd"`
+	Spent         ledger.Amount `json:"spent_micro_usd"`
 }
 
 // ProviderMoney is the money one provider was paid and is held for.

@@ -237,6 +237,9 @@ func (d *display) moneyText() string {
 	if m.Budget > 0 {
 		s += fmt.Sprintf(" of a budget of $%s", m.Budget.Decimal(6))
 	}
+	if m.Play.Spent > 0 || m.Play.Held > 0 {
+		s += fmt.Sprintf("; the sandbox's play money: spent $%s, held $%s", m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6))
+	}
 	return s
 }
 

@@ -219,7 +219,8 @@ func printProviders(w io.Writer, m recall.Money) {
 		line = "  no real money spent"
 	}
 	if m.Play.Spent > 0 || m.Play.Held > 0 {
-		line += fmt.Sprintf("; the sandbox's play money apart, counted in no budget: $%s spent, $%s held", m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6))
+		line += fmt.Sprintf("; the sandbox's play money apart, counted in no budget: spent $%s, held $%s (of which $%s by ambiguous requests)",
+			m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6), m.Play.HeldAmbiguous.Decimal(6))
 	}
 	fmt.Fprintln(w, line)
 }

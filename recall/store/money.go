@@ -37,7 +37,8 @@ type Money struct {
 }
 
 // PlayMoney is what the sandbox held and charged: nothing was paid.
-type PlayMoney struct{ Held, Spent ledger.Amount }
+// HeldAmbiguous is the part of Held that ambiguous requests hold.
+type PlayMoney struct{ Held, HeldAmbiguous, Spent ledger.Amount }
 
 // ProviderMoney is the money one provider was paid and is held for.
 type ProviderMoney struct {
@@ -215,7 +216,7 @@ func (s *Store) Money(ctx context.Context, batch string) (Money, error) {
 		return m, err
 	}
 	byProvider := map[string]*ProviderMoney{}
-	held := map[string]ledger.Amount{}
+	held, playHeld := map[string]ledger.Amount{}, map[string]ledger.Amount{}
 	var keys []string
 	for _, h := range holds {
 		play := playKey[h.Operation]
@@ -235,11 +236,18 @@ func (s *Store) Money(ctx context.Context, batch string) (Money, error) {
 				m.Held -= amount
 				m.Spent -= spent
 			}
-		} else if h.State == ledger.Held {
-			if _, seen := held[h.Operation]; !seen && h.Operation != "" {
+		}
+		if h.State == ledger.Held && h.Operation != "" {
+			_, seen := held[h.Operation]
+			_, seenPlay := playHeld[h.Operation]
+			if !seen && !seenPlay {
 				keys = append(keys, h.Operation)
 			}
-			held[h.Operation] += h.Amount
+			if play {
+				playHeld[h.Operation] += h.Amount
+			} else {
+				held[h.Operation] += h.Amount
+			}
 		}
 		name := who[h.Operation]
 		if name == "" {
@@ -262,6 +270,7 @@ func (s *Store) Money(ctx context.Context, batch string) (Money, error) {
 	ambiguous, err := s.j.List(ctx, journal.Filter{Keys: keys, States: []journal.State{journal.Ambiguous}})
 	for _, op := range ambiguous {
 		m.HeldAmbiguous += held[op.Key]
+		m.Play.HeldAmbiguous += playHeld[op.Key]
 	}
 	return m, err
 }
