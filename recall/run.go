@@ -94,8 +94,9 @@ type Progress struct {
 	State  journal.State
 	Detail string
 	// Outcome is how far the content got, when finished: done, ambiguous,
-	// failed, paid_without_transcript or waiting (the run was interrupted,
-	// or another run holds the content).
+	// failed, paid_without_transcript, sending (a request of it is in
+	// flight for another run, or a killed run's until its lease ends) or
+	// waiting (the run was interrupted, or another run holds the content).
 	Outcome string
 }
 
@@ -335,10 +336,12 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 // as the store's progress says it: a chunk in flight for another run
 // leaves the content waiting.
 func outcome(states []journal.State) string {
-	var ambiguous, failed, waiting bool
+	var ambiguous, failed, waiting, inFlight bool
 	for _, s := range states {
 		switch s {
 		case journal.Applied:
+		case journal.Sending:
+			inFlight = true
 		case journal.Ambiguous:
 			ambiguous = true
 		case journal.FailedSafe, journal.NotApplied:
@@ -350,6 +353,8 @@ func outcome(states []journal.State) string {
 	switch {
 	case ambiguous:
 		return string(store.Ambiguous)
+	case inFlight:
+		return string(store.Sending)
 	case failed:
 		return string(store.FailedSafely)
 	case waiting:

@@ -156,10 +156,12 @@ func (d *display) step(p recall.Progress) {
 	switch p.Stage {
 	case recall.StageFinished:
 		delete(d.active, p.SHA256)
-		if p.Outcome != "waiting" {
+		if p.Outcome != "waiting" && p.Outcome != "sending" {
 			d.finished[p.Outcome]++
 		}
 		switch {
+		case p.Outcome == "sending" && !d.tty:
+			d.line(p, "in flight for another run, or for a killed run until its lease ends")
 		case d.tty || d.touched[p.SHA256] || p.Outcome == "done" || p.Outcome == "waiting":
 		case p.Detail != "":
 			// A recording that failed before any request, as a proxy

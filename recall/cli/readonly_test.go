@@ -57,7 +57,8 @@ func TestRunTellsTheBatchAsItStands(t *testing.T) {
 	}
 
 	r := run(t, env, "run", "b", "--workers", "1")
-	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "1 in flight") || !strings.Contains(r.stdout, "gone.mp3") {
+	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "1 in flight") || !strings.Contains(r.stdout, "gone.mp3") ||
+		!strings.Contains(r.stderr, "held.mp3\": in flight for another run") {
 		t.Fatalf("first run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run(t, env, "run", "b", "--workers", "1")
