@@ -384,3 +384,63 @@ func TestOpenAICompatibleServers(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepgramRequestMatchesTheSDK: every query parameter recall sends to
+// /v1/listen is one the SDK's wiremock mapping names, with its values'
+// form; the SDK's recorded answer of nova-2 (words, no utterances) becomes
+// a transcript timed by its words.
+func TestDeepgramRequestMatchesTheSDK(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "deepgram", "wiremock-mappings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mappings struct {
+		Mappings []struct {
+			Request struct {
+				URLPathTemplate string                       `json:"urlPathTemplate"`
+				QueryParameters map[string]map[string]any `json:"queryParameters"`
+			} `json:"request"`
+		} `json:"mappings"`
+	}
+	if err := json.Unmarshal(data, &mappings); err != nil {
+		t.Fatal(err)
+	}
+	var params map[string]map[string]any
+	for _, m := range mappings.Mappings {
+		if m.Request.URLPathTemplate == "/v1/listen" {
+			params = m.Request.QueryParameters
+		}
+	}
+	if params == nil {
+		t.Fatal("no mapping of /v1/listen")
+	}
+	answer, err := os.ReadFile(filepath.Join("testdata", "deepgram", "listen-response-v3.9.0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("Authorization") != "Token k" {
+			problems = append(problems, "authorization "+r.Header.Get("Authorization"))
+		}
+		for name, values := range r.URL.Query() {
+			want, ok := params[name]
+			switch {
+			case !ok:
+				problems = append(problems, "unknown parameter "+name)
+			case want["equalTo"] == "true" && values[0] != "true":
+				problems = append(problems, name+" is a boolean, sent "+values[0])
+			}
+		}
+		w.Write(answer)
+	})
+	p := newProvider(t, provider.Options{Name: "deepgram", BaseURL: url, Model: "nova-2", APIKey: "k"})
+	tr, err := p.Transcribe(context.Background(), chunk(t))
+	if len(problems) > 0 {
+		t.Fatalf("the request does not match the SDK's: %s", strings.Join(problems, "; "))
+	}
+	if err != nil || tr.Timing != provider.TimingWords || len(tr.Segments) < 2 || tr.Segments[0].Start != 5520*time.Millisecond || tr.RequestID != "e171e35d-e7d5-4bc3-9467-16186ea7f37b" {
+		t.Fatalf("transcript of the SDK's answer: %+v, %v", tr, err)
+	}
+}
