@@ -40,13 +40,18 @@ func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }
 
-// providerHelp lists the providers for --provider's help.
+// providerHelp lists the providers for --provider's help, the play
+// money's with what it is.
 func providerHelp() string {
 	var parts []string
 	for _, r := range provider.Registered() {
-		parts = append(parts, r.Name+" ("+r.About+")")
+		if r.Play {
+			parts = append(parts, r.Name+" ("+r.About+")")
+		} else {
+			parts = append(parts, r.Name)
+		}
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, ", ")
 }
 
 // modelHelp lists each provider's default model for --model's help.
