@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 // section returns the part of body from the element with id to the end
@@ -214,6 +216,7 @@ func TestMetrics(t *testing.T) {
 		`recall_held_dollars{batch="interviews"} 0.0014`,
 		`recall_held_ambiguous_dollars{batch="interviews"} 0.0014`,
 		`recall_spent_dollars{batch="interviews"} 0.0014`,
+		`recall_provider_spent_dollars{batch="interviews",play="false",provider="openai"} 0.0014`,
 		`recall_provider_latency_seconds_count{outcome="applied"} 2`,
 		`recall_provider_latency_seconds_count{outcome="ambiguous"} 2`,
 		`recall_ambiguous_open 2`,
@@ -238,6 +241,21 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics after a second run lacks %s", want)
 		}
+	}
+
+	// The sandbox's play money is apart: spent stays what openai cost.
+	spent := regexp.MustCompile(`recall_spent_dollars\{batch="interviews"\} (\S+)`).FindStringSubmatch(body)
+	p, err := provider.New(provider.Options{Name: "sandbox", BaseURL: x.provider, Model: "whisper-1", Timeout: 10 * time.Second})
+	if err != nil || spent == nil {
+		t.Fatal(err, spent)
+	}
+	_, cache := recordings(t)
+	if _, err := x.a.Run(context.Background(), batch, recall.RunOptions{Provider: p, PricePerMinute: 6000, Workers: 2, CacheDir: cache}); err != nil {
+		t.Fatal(err)
+	}
+	body = x.get(t, "/metrics").body
+	if !strings.Contains(body, spent[0]) || !regexp.MustCompile(`recall_provider_spent_dollars\{batch="interviews",play="true",provider="sandbox"\} 0\.00`).MatchString(body) {
+		t.Errorf("/metrics after a sandbox run: want %s and the sandbox's play money apart:\n%s", spent[0], body)
 	}
 }
 
