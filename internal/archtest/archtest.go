@@ -30,7 +30,7 @@ type component struct {
 // services and their test kit; the one store and its conformance suite;
 // what both products share; the products; the programs.
 var components = []component{
-	{"", 0}, {"internal/input", 0},
+	{"", 0}, {"internal/input", 0}, {"internal/version", 0},
 	{"retry", 1},
 	{"transport", 2}, {"journal", 2}, {"ledger", 2}, {"faultserver", 2},
 	{"sqlstore", 3}, {"storetest", 3},
