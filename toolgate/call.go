@@ -235,6 +235,9 @@ func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key strin
 	default:
 		ctx = transport.WithMode(ctx, t.Retry)
 	}
+	// The journal says what one call is; the transport is told so, and
+	// takes nothing else for a re-send of it.
+	ctx = transport.NewCall(ctx)
 	ctx = withRedirects(ctx, !t.Journaled())
 	ctx = context.WithValue(ctx, statsKey{}, stats)
 	resp, err := c.client.Do(req.WithContext(ctx))

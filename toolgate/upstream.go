@@ -11,27 +11,12 @@ import (
 	"strings"
 
 	"github.com/rubicon-go/rubicon/toolgate/config"
+	"github.com/rubicon-go/rubicon/transport"
 )
 
-// sameOrigin reports whether u has the origin of base: the same scheme,
-// host and port, a missing port being the scheme's own.
-func sameOrigin(u, base *url.URL) bool {
-	return strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Hostname(), base.Hostname()) &&
-		port(u) == port(base)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
-}
+// sameOrigin reports whether u has the origin of base, by the rule of
+// rubicon's transport.
+func sameOrigin(u, base *url.URL) bool { return transport.SameOrigin(u, base) }
 
 // authTransport adds the upstream's credentials to each request for the
 // upstream's origin, right before it is sent, and to no other: a request

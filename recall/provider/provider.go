@@ -142,6 +142,9 @@ func (p *Provider) Registration() Registration { return p.reg }
 func (p *Provider) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
+	// Each request is one call of the journal's, which alone says what
+	// may be sent again; the transport is told so.
+	ctx = transport.NewCall(ctx)
 	return p.api.transcribe(ctx, p.paid, c)
 }
 

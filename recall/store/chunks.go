@@ -182,7 +182,7 @@ func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledg
 		if err != nil {
 			return err
 		}
-		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: acct, Amount: amount, Operation: key}
+		hold := ledger.HoldRequest{ID: ledger.AttemptHoldID(op.Key, op.Attempts), Account: acct, Amount: amount, Operation: key}
 		if _, err = s.l.HoldTx(ctx, tx, hold); err != nil {
 			return err
 		}
