@@ -18,6 +18,7 @@ import (
 
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/internal/version"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
@@ -132,7 +133,7 @@ func TestSettleOnLoopback(t *testing.T) {
 	c := client(t)
 	list := do(t, c, "GET", f.srv.URL+"/ambiguous", nil, nil)
 	for _, want := range []string{"order-7", "181", "502: answered 502 Bad Gateway", "req_42", "&lt;b&gt;bold&lt;/b&gt;",
-		`href="/operation?key=charge%2forder-7%2fa1"`} {
+		`href="/operation?key=charge%2forder-7%2fa1"`, "test " + template.HTMLEscapeString(version.Get().String()) + "</footer>"} {
 		if !strings.Contains(list.body, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list.body)
 		}
@@ -302,7 +303,7 @@ func TestToken(t *testing.T) {
 	}
 	m := do(t, http.DefaultClient, "GET", f.srv.URL+"/metrics", nil, map[string]string{"Authorization": "Bearer " + token})
 	for _, want := range []string{"test_ambiguous_open 0", `test_console_settled_total{outcome="applied"} 1`,
-		`test_console_requests_total{code="303",route="POST /settle"} 1`} {
+		`test_console_requests_total{code="303",route="POST /settle"} 1`, `test_build_info{commit=`} {
 		if m.status != 200 || !strings.Contains(m.body, want) {
 			t.Errorf("/metrics lacks %q: %d\n%s", want, m.status, m.body)
 		}

@@ -52,6 +52,9 @@ type Options struct {
 	// for tests that move time. Every process that shares the archive
 	// must then use the same.
 	Clock func() time.Time
+	// ReadOnly opens the archive for reading only: what only reads it
+	// works, and what changes it fails, saying so.
+	ReadOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -66,7 +69,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Archive, error) {
 	if opts.Lease <= 0 {
 		opts.Lease = min(30*time.Second, opts.SendLease)
 	}
-	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now, Clock: opts.Clock})
+	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now, Clock: opts.Clock, ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, err
 	}

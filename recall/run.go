@@ -102,8 +102,9 @@ type Progress struct {
 	State  journal.State
 	Detail string
 	// Outcome is how far the content got, when finished: done, ambiguous,
-	// failed, paid_without_transcript or waiting (the run was interrupted,
-	// or another run holds the content).
+	// failed, paid_without_transcript, sending (a request of it is in
+	// flight for another run, or a killed run's until its lease ends) or
+	// waiting (the run was interrupted, or another run holds the content).
 	Outcome string
 }
 
@@ -129,12 +130,21 @@ type RunReport struct {
 	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
-	Waiting  int       `json:"waiting"`
+	Waiting int `json:"waiting"`
+	// InFlight counts contents with a request in flight: another run's,
+	// or a killed run's until its lease ends (then it is ambiguous).
+	InFlight int       `json:"in_flight"`
 	Problems []Problem `json:"problems"`
 	// Notes say what went wrong and was made good: renewals of a lease
 	// that failed and were tried again, records tried again, answers
 	// recorded from the outbox.
 	Notes []string `json:"notes"`
+	// KeyRefused, if set, is the provider's refusal of the API key (401
+	// or 403) that ended the run: no chunk was sent after it.
+	KeyRefused string `json:"key_refused,omitempty"`
+	// Earlier are the batch's files that failed before this run (when
+	// added, or in an earlier run), safe to retry with retry-failed.
+	Earlier []Problem `json:"earlier_failures"`
 }
 
 // run holds what every worker of one Run shares.
@@ -145,13 +155,15 @@ type run struct {
 	who     Transcriber     // the provider and model that transcribe
 	sendCtx context.Context // not canceled by an interrupt: a request in flight finishes
 	outbox  *outbox
-	// stop ends the run early, with a cause that Run returns: a failure
-	// that no content survives, such as a write-ahead log replaced.
+	// stop ends the run early: the provider refused the key (refusal),
+	// or, with a cause that Run returns, a failure that no content
+	// survives, such as a write-ahead log replaced.
 	stop     context.CancelCauseFunc
 	mu       sync.Mutex
 	paid     int
 	problems []Problem
 	notes    []string
+	refusal  string            // the provider's refusal of the key, which stopped the run
 	names    map[string]string // each content's first path, for Progress
 }
 
@@ -179,6 +191,8 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err != nil {
 		return RunReport{}, err
 	}
+	outer := ctx
+	// Also ended by a refused key, and by a failure no content survives.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
@@ -211,11 +225,11 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	}
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
+	rep, err := a.runReport(context.WithoutCancel(outer), batch, who)
 	for try := 1; store.Passing(err) && try < recordTries; try++ {
 		// The database may be restarting: the report waits for it a while.
 		time.Sleep(recordPause)
-		rep, err = a.runReport(context.WithoutCancel(ctx), batch, who)
+		rep, err = a.runReport(context.WithoutCancel(outer), batch, who)
 	}
 	if err != nil {
 		err = fmt.Errorf("recall: counting the batch's recordings after the run (%s): %w", words(err), err)
@@ -223,6 +237,10 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
 	rep.Notes = append(rep.Notes, r.notes...)
+	rep.KeyRefused = r.refusal
+	if err == nil {
+		rep.Earlier, err = a.earlier(context.WithoutCancel(outer), batch, rep.Problems)
+	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return rep, cause
 	}
@@ -361,10 +379,12 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 // as the store's progress says it: a chunk in flight for another run
 // leaves the content waiting.
 func outcome(states []journal.State) string {
-	var ambiguous, failed, waiting bool
+	var ambiguous, failed, waiting, inFlight bool
 	for _, s := range states {
 		switch s {
 		case journal.Applied:
+		case journal.Sending:
+			inFlight = true
 		case journal.Ambiguous:
 			ambiguous = true
 		case journal.FailedSafe, journal.NotApplied:
@@ -376,6 +396,8 @@ func outcome(states []journal.State) string {
 	switch {
 	case ambiguous:
 		return string(store.Ambiguous)
+	case inFlight:
+		return string(store.Sending)
 	case failed:
 		return string(store.FailedSafely)
 	case waiting:
@@ -525,7 +547,18 @@ func (r *run) source(ctx context.Context, sha string) (string, error) {
 			return p, nil
 		}
 	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("this recording was recorded by the relative path %s, by an earlier version, and it is not there from %s: run 'recall-archive add' again from the directory it was added from, or with its absolute path", p, cwd())
+		}
+	}
 	return "", fmt.Errorf("none of the paths recorded for this recording (%s) still holds it: the file was changed or moved; add it again", strings.Join(paths, ", "))
+}
+
+// cwd is the working directory, for messages.
+func cwd() string {
+	d, _ := os.Getwd()
+	return d
 }
 
 // chunkFile returns the audio of one chunk, cut from the proxy when the
@@ -652,6 +685,9 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 	if err != nil && errors.As(context.Cause(sendCtx), &fence) {
 		rep.Detail = "the lease it was sent under ran out before it was over: " + rep.Detail
 	}
+	if he, refused := provider.KeyRefused(err); refused {
+		r.refused(he)
+	}
 	if err != nil {
 		return r.settle(ctx, c, rep, nil), false
 	}
@@ -707,6 +743,17 @@ func (r *run) dbProblem(sha, phase string, err error) {
 		msg = why + ": " + msg
 	}
 	r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: msg + "; it waits for the next run"})
+}
+
+// refused ends the run after the provider refused the API key: every
+// other request would be refused too.
+func (r *run) refused(he *provider.HTTPError) {
+	r.mu.Lock()
+	if r.refusal == "" {
+		r.refusal = he.Error()
+	}
+	r.mu.Unlock()
+	r.stop(nil)
 }
 
 // refuse records that the batch's budget refused the chunk c, which needs
@@ -892,7 +939,7 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 
 // runReport counts the batch's contents by how far who got with them.
 func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}, Notes: []string{}}
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}, Notes: []string{}, Earlier: []Problem{}}
 	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
@@ -909,17 +956,12 @@ func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) 
 			rep.Untranscribed++
 		case store.RefusedByBudget:
 			rep.Refused++
+		case store.Sending:
+			rep.InFlight++
 		default:
 			rep.Waiting++
 		}
 	}
-	// Recordings that failed before they were planned are not among the
-	// batch's contents any more, and still failed.
-	failed, err := a.store.FailedElsewhere(ctx, batch)
-	if err != nil {
-		return rep, err
-	}
-	rep.Failed += failed
 	rep.Refusals, err = a.refusals(ctx, batch, progress)
 	return rep, err
 }

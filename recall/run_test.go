@@ -91,9 +91,13 @@ func (w *world) provider(name string) *provider.Provider {
 	return p
 }
 
+// run runs the batch through the sandbox's server as a provider of real
+// money (openai): the sandbox's own play money never meets a budget.
 func (w *world) run(opts recall.RunOptions) recall.RunReport {
 	w.t.Helper()
-	opts.Provider = w.provider("sandbox")
+	if opts.Provider == nil {
+		opts.Provider = w.provider("openai")
+	}
 	if opts.PricePerMinute == 0 {
 		opts.PricePerMinute = 6000
 	}
@@ -387,7 +391,7 @@ func TestAwkwardNamesGoThrough(t *testing.T) {
 // where the next chunk's begin.
 func TestChunkCuesDoNotOverlap(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
-	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000})
+	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000, Provider: w.provider("sandbox")})
 	if rep.Done != 1 || len(w.sandbox.Charges()) != 3 {
 		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
 	}
@@ -436,7 +440,7 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := w.run(recall.RunOptions{})
+	rep := w.run(recall.RunOptions{Provider: w.provider("sandbox")})
 	if w.sandbox.Requests() != 1 || len(w.sandbox.Charges()) != 1 {
 		t.Fatalf("%d requests, %d charges: want the one chunk with audio sent", w.sandbox.Requests(), len(w.sandbox.Charges()))
 	}

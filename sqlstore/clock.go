@@ -79,6 +79,19 @@ func (db *DB) anchorClock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if db.readOnly {
+		// Nothing is written, nor leased: this boot's anchor, if there is
+		// one, else the wall clock.
+		db.View(ctx, func(tx *Tx) error {
+			var id string
+			var wallUs, bootNs int64
+			if tx.q.QueryRowContext(ctx, `SELECT boot_id, wall_us, boot_ns FROM rubicon_clock WHERE id = 1`).Scan(&id, &wallUs, &bootNs) == nil && id == boot {
+				db.clock.anchor, db.clock.bootNs = fromMicros(wallUs), bootNs
+			}
+			return nil
+		})
+		return nil
+	}
 	return db.Update(ctx, func(tx *Tx) error {
 		var id string
 		var wallUs, bootNs int64

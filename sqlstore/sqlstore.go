@@ -66,6 +66,11 @@ type Options struct {
 	// judges the journal's leases: for tests that move time. Every process
 	// that shares the database must then use the same.
 	Clock func() time.Time
+	// ReadOnly opens the database for reading only, as a file or a role
+	// without write access allows: nothing is migrated (a schema older
+	// than the program's is refused, naming the upgrade it needs), and
+	// every Update fails with an error wrapping ErrReadOnly.
+	ReadOnly bool
 }
 
 // idleInTransaction is how long PostgreSQL lets a transaction wait for
@@ -81,6 +86,13 @@ var ErrLocked = errors.New("sqlstore: database is locked")
 // made durable, and every write fails until it is opened again.
 var ErrLogReplaced = errors.New("sqlstore: the write-ahead log was deleted or replaced")
 
+// ErrNotWritable reports a SQLite database that cannot be opened for
+// writing, as a read-only file or directory: Options.ReadOnly opens it.
+var ErrNotWritable = errors.New("not writable")
+
+// ErrReadOnly reports a write to a database opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("sqlstore: the database is opened read-only")
+
 // DB is an open journal-and-ledger database. It is safe for concurrent use.
 type DB struct {
 	d       *dialect
@@ -95,6 +107,8 @@ type DB struct {
 	// PostgreSQL, and in memory, where reads go through commits.
 	readStmts *stmtCache
 	clock     *clock
+	// readOnly: opened with Options.ReadOnly.
+	readOnly bool
 }
 
 // Open opens, creating it if needed, the database that dsn names, and
@@ -131,7 +145,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if db.commits != nil {
 		db.commits.clock = db.clock
 	}
-	if err := db.migrate(ctx, opts.Migrations); err != nil {
+	db.readOnly = opts.ReadOnly
+	migrate := db.migrate
+	if opts.ReadOnly {
+		migrate = db.checkMigrated
+	}
+	if err := migrate(ctx, opts.Migrations); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -176,6 +195,9 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
 	if memory {
 		return openMemory(common, opts)
+	}
+	if opts.ReadOnly {
+		return openSQLiteReadOnly(path, common, opts)
 	}
 	if err := checkWritable(path); err != nil {
 		return nil, err
@@ -235,6 +257,39 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 	direct.SetMaxOpenConns(1)
 	return &DB{d: sqliteDialect, writer: writer, reader: reader, direct: direct, name: path, timeout: opts.BusyTimeout,
 		commits: commits, readStmts: newStmtCache(reader)}, nil
+}
+
+// openSQLiteReadOnly opens the database at path for reading only. A
+// database whose write-ahead log is gone (closed cleanly) and whose
+// directory cannot be written is opened immutable: SQLite could not make
+// the shared-memory file beside it, and nothing can write it meanwhile.
+func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	params := "mode=ro&_pragma=query_only(1)&" + common
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) {
+		if probe, err := os.CreateTemp(filepath.Dir(path), ".rubicon-write-check-*"); err != nil {
+			params = "immutable=1&" + params
+		} else {
+			probe.Close()
+			os.Remove(probe.Name())
+		}
+	}
+	pool, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 4
+	}
+	pool.SetMaxOpenConns(n)
+	if err := pool.Ping(); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	return &DB{d: sqliteDialect, writer: pool, reader: pool, direct: pool, name: path, timeout: opts.BusyTimeout}, nil
 }
 
 // openMemory opens a database that lives in memory for as long as the DB:
@@ -336,14 +391,14 @@ func checkWritable(path string) error {
 	// directory itself must be writable.
 	probe, err := os.CreateTemp(dir, ".rubicon-write-check-*")
 	if err != nil {
-		return fmt.Errorf("sqlstore: database %s is not writable: cannot create files in %s: %w", path, dir, err)
+		return fmt.Errorf("sqlstore: database %s is %w: cannot create files in %s: %w", path, ErrNotWritable, dir, err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
 	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
 		f.Close()
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("sqlstore: database %s is not writable: %w", path, err)
+		return fmt.Errorf("sqlstore: database %s is %w: %w", path, ErrNotWritable, err)
 	}
 	return nil
 }
@@ -407,6 +462,9 @@ func (tx *Tx) SQL() Querier { return tx.q }
 // call Update itself, and should do no slow work, since other writers wait
 // for it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if db.readOnly {
+		return fmt.Errorf("%w (%s): this changes it, and needs write access", ErrReadOnly, db.name)
+	}
 	if db.commits != nil {
 		return db.wrap(db.commits.do(ctx, fn))
 	}

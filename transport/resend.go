@@ -112,23 +112,42 @@ func (id identity) String() string {
 	return id.target + " " + id.digest
 }
 
+// keyHeaders are the headers that carry a request's idempotency key, the
+// configured one first.
+func keyHeaders(configured string) [3]string {
+	return [...]string{configured, DefaultIdempotencyHeader, "X-Idempotency-Key"}
+}
+
+// hasKey reports whether header carries an idempotency key.
+func hasKey(header http.Header, configured string) bool {
+	for _, h := range keyHeaders(configured) {
+		if header.Get(h) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // identify returns the identity of req, without its body's digest.
 func identify(req *http.Request, keyHeader string) identity {
-	origin := req.URL.Scheme + "://" + req.URL.Host
-	for _, h := range [...]string{keyHeader, DefaultIdempotencyHeader, "X-Idempotency-Key"} {
+	for _, h := range keyHeaders(keyHeader) {
 		if v := req.Header.Get(h); v != "" {
-			return identity{key: "key " + origin + " " + h + ": " + v}
+			return identity{key: "key " + req.URL.Scheme + "://" + req.URL.Host + " " + h + ": " + v}
 		}
 	}
 	return identity{target: strconv.FormatUint(callOf(req.Context()), 10) + " " + methodOrGet(req.Method) + " " + req.URL.String()}
 }
+
+// remembers reports whether any call is remembered: while none is, a
+// request needs no identity until its own outcome is unknown.
+func (r *resends) remembers() bool { return r.count.Load() > 0 }
 
 // find returns the remembered call that req repeats, if any. body is the
 // request's body, which find may have to read; it returns the body to
 // send instead (the same one, or a copy of what it read) and how to
 // produce it again.
 func (r *resends) find(id *identity, body io.ReadCloser, getBody func() (io.ReadCloser, error), now time.Time) (*endedCall, io.ReadCloser, func() (io.ReadCloser, error)) {
-	if r == nil || r.count.Load() == 0 {
+	if r == nil || !r.remembers() {
 		return nil, body, getBody
 	}
 	if id.key == "" {

@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon"
@@ -428,7 +428,10 @@ func (t *Transport) prepare(header http.Header, req *http.Request, mode retry.Mo
 // resendKeys are the headers whose presence makes net/http send a written
 // request again by itself, on another connection, when the reused
 // connection it was written on fails (http.Request.isReplayable).
-var resendKeys = [...]string{"Idempotency-Key", "X-Idempotency-Key"}
+var resendKeys = [...]struct{ canonical, lower string }{
+	{"Idempotency-Key", "idempotency-key"},
+	{"X-Idempotency-Key", "x-idempotency-key"},
+}
 
 // hideKeyFromResend returns header with the idempotency key headers that
 // net/http's own resend rule looks for under their canonical names stored
@@ -440,15 +443,18 @@ var resendKeys = [...]string{"Idempotency-Key", "X-Idempotency-Key"}
 func hideKeyFromResend(header http.Header) http.Header {
 	var hidden http.Header
 	for _, k := range resendKeys {
-		v, ok := header[k]
+		v, ok := header[k.canonical]
 		if !ok {
 			continue
 		}
 		if hidden == nil {
-			hidden = header.Clone()
+			// A shallow copy: the values are shared, and nothing below
+			// writes to them.
+			hidden = make(http.Header, len(header))
+			maps.Copy(hidden, header)
 		}
-		delete(hidden, k)
-		hidden[strings.ToLower(k)] = v
+		delete(hidden, k.canonical)
+		hidden[k.lower] = v
 	}
 	if hidden == nil {
 		return header
@@ -527,8 +533,9 @@ type call struct {
 	getBody func() (io.ReadCloser, error)
 	// guarded is set when the call is remembered if its outcome is
 	// unknown, as id, so that no layer above can send it again.
-	guarded bool
-	id      identity
+	guarded    bool
+	identified bool
+	id         identity
 	// digesting digests a body that cannot be produced again as it is
 	// sent, for id.
 	digesting *digestingBody
@@ -637,6 +644,9 @@ func (c *call) ended(outcome rubicon.Outcome, e *rubicon.Error) {
 
 // remember records the call as one whose outcome is unknown.
 func (c *call) remember(e *rubicon.Error) {
+	if !c.identified {
+		c.id = identify(c.req, c.t.keyHeader)
+	}
 	id := c.id
 	if id.key == "" && id.digest == "" {
 		switch {
@@ -663,18 +673,20 @@ func (c *call) guardResend(now time.Time) error {
 	if !c.guarded {
 		return nil
 	}
-	c.id = identify(c.req, c.t.keyHeader)
-	var ended *endedCall
-	ended, c.body, c.getBody = c.t.resends.find(&c.id, c.body, c.getBody, now)
-	if ended != nil {
-		if c.body != nil {
-			c.body.Close()
+	if c.t.resends.remembers() {
+		c.id, c.identified = identify(c.req, c.t.keyHeader), true
+		var ended *endedCall
+		ended, c.body, c.getBody = c.t.resends.find(&c.id, c.body, c.getBody, now)
+		if ended != nil {
+			if c.body != nil {
+				c.body.Close()
+			}
+			e := refusal(c.req, ended, now)
+			c.ended(rubicon.Unknown, e)
+			return e
 		}
-		e := refusal(c.req, ended, now)
-		c.ended(rubicon.Unknown, e)
-		return e
 	}
-	if c.id.key == "" && c.getBody == nil && c.body != nil && c.body != http.NoBody {
+	if c.getBody == nil && c.body != nil && c.body != http.NoBody && !hasKey(c.req.Header, c.t.keyHeader) {
 		c.digesting = &digestingBody{ReadCloser: c.body, h: sha256.New()}
 		c.body = c.digesting
 	}

@@ -158,10 +158,12 @@ func (d *display) step(p recall.Progress) {
 	switch p.Stage {
 	case recall.StageFinished:
 		delete(d.active, p.SHA256)
-		if p.Outcome != "waiting" {
+		if p.Outcome != "waiting" && p.Outcome != "sending" {
 			d.finished[p.Outcome]++
 		}
 		switch {
+		case p.Outcome == "sending" && !d.tty:
+			d.line(p, "in flight for another run, or for a killed run until its lease ends")
 		case d.tty || d.touched[p.SHA256] || p.Outcome == "done" || p.Outcome == "waiting":
 		case p.Detail != "":
 			// A recording that failed before any request, as a proxy
@@ -244,6 +246,9 @@ func (d *display) moneyText() string {
 	s := fmt.Sprintf("spent $%s, held $%s", m.Spent.Decimal(6), m.Held.Decimal(6))
 	if m.Budget > 0 {
 		s += fmt.Sprintf(" of a budget of $%s", m.Budget.Decimal(6))
+	}
+	if m.Play.Spent > 0 || m.Play.Held > 0 {
+		s += fmt.Sprintf("; the sandbox's play money: spent $%s, held $%s", m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6))
 	}
 	return s
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// (sqlstore.Options.Clock): for tests that move time. Every process
 	// that shares the database must then use the same.
 	Clock func() time.Time
+	// ReadOnly opens the archive for reading only (sqlstore's
+	// Options.ReadOnly): every method that changes it fails.
+	ReadOnly bool
 }
 
 // Store is an open archive database. It is safe for concurrent use.
@@ -51,12 +54,14 @@ type Store struct {
 	l   *ledger.Ledger
 	now func() time.Time
 	id  string
+	// readOnly: the database was opened read-only; nothing is written.
+	readOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
 // or a postgres:// DSN), creating or upgrading its schema.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations(), Clock: opts.Clock})
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations(), ReadOnly: opts.ReadOnly, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +72,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		db:  db,
 		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now}),
 		l:   ledger.New(db.LedgerStore(), opts.Now),
-		now: opts.Now,
+		now: opts.Now, readOnly: opts.ReadOnly,
 	}
 	if err := s.backfillTranscribers(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: naming the provider of the archive's earlier transcripts: %w", err)
+	}
+	if err := s.carryPlay(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: keeping the sandbox's earlier play money out of the batches' budgets: %w", err)
 	}
 	if err := s.name(ctx); err != nil {
 		db.Close()
@@ -80,8 +89,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// name reads the archive's name, giving it one if it has none.
+// name reads the archive's name, giving it one if it has none (read
+// only, an archive made before names has none: it is not run).
 func (s *Store) name(ctx context.Context) error {
+	if s.readOnly {
+		s.db.View(ctx, func(tx *sqlstore.Tx) error {
+			return tx.SQL().QueryRowContext(ctx, `SELECT id FROM recall_archive`).Scan(&s.id)
+		})
+		return nil
+	}
 	return s.update(ctx, named("naming the archive"), func(tx *sqlstore.Tx) error {
 		q := tx.SQL()
 		if _, err := q.ExecContext(ctx, `INSERT INTO recall_archive (one, id) VALUES (1, $1) ON CONFLICT DO NOTHING`, strings.ToLower(rand.Text())); err != nil {
@@ -100,6 +116,9 @@ func (s *Store) ID() string { return s.id }
 // named: from their journal operations, where a run recorded them, else
 // Unknown. Their transcripts and search index follow.
 func (s *Store) backfillTranscribers(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
 	type unnamed struct{ sha, key string }
 	rows, err := list(ctx, s, func(rows *sql.Rows) (u unnamed, err error) {
 		err = rows.Scan(&u.sha, &u.key)
@@ -183,6 +202,10 @@ func (s *Store) texts(ctx context.Context, query string, args ...any) ([]string,
 
 // account is the ledger account that holds a batch's budget.
 func account(batch string) string { return "recall/batch/" + batch }
+
+// playAccount is the ledger account of a batch's play money, the
+// sandbox's: without a limit, and never part of the budget.
+func playAccount(batch string) string { return "recall/play/" + batch }
 
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
