@@ -18,7 +18,11 @@
 //	}
 //
 // The suite covers the state machine and its audit log, leases and
-// recovery, claims under concurrency, listing by filter (operations by
+// recovery, the rules that keep a lease (processes that share a worker
+// name, workers whose clocks are skewed or jump, judged by the store's
+// clock, the sending deadline, late answers, not applied only after the
+// lease, renewals that never shorten a lease and that fail and are tried
+// again), claims under concurrency, listing by filter (operations by
 // kind, subject prefix, state and key; holds by account, operation and
 // state), the ledger's holds and their limit under concurrency, joint transactions of a hold and a transition, values
 // at the limits the journal and the ledger document (exact evidence
