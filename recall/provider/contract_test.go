@@ -397,7 +397,7 @@ func TestDeepgramRequestMatchesTheSDK(t *testing.T) {
 	var mappings struct {
 		Mappings []struct {
 			Request struct {
-				URLPathTemplate string                       `json:"urlPathTemplate"`
+				URLPathTemplate string                    `json:"urlPathTemplate"`
 				QueryParameters map[string]map[string]any `json:"queryParameters"`
 			} `json:"request"`
 		} `json:"mappings"`
