@@ -6,22 +6,37 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint fuzz bench bench-instructions bench-journal bench-hash bench-toolgate callpath soak behaviour demo screenshots
+.PHONY: test lint release release-check fuzz bench bench-instructions bench-journal bench-hash bench-toolgate callpath soak behaviour demo screenshots
 
 ## test: lint, the whole test suite under the race detector, the
-## comparison module's tests, and a short fuzzing run.
+## comparison module's tests, the vendor SDKs' matrix, and a short fuzzing
+## run.
 test: lint
 	$(GO) test -race -timeout 30m ./...
 	cd bench && $(GO) test -race ./...
+	cd sdks && $(GO) test -race ./...
+	$(MAKE) release-check
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 
-## lint: formatting, tidy go.mod files and go vet, in both modules.
+## release: both programs for linux, darwin and windows on amd64 and
+## arm64 in dist/, with VERSION (a semver tag; default: git describe)
+## stamped in, and dist/SHA256SUMS.
+release:
+	GO=$(GO) scripts/release.sh
+
+## release-check: a release build for this machine, run.
+release-check:
+	GO=$(GO) scripts/release_check.sh
+
+## lint: formatting, tidy go.mod files and go vet, in every module.
 lint:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
+	cd sdks && $(GO) mod tidy -diff
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd sdks && $(GO) vet ./...
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:

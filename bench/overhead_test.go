@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,6 +26,13 @@ type sender func(b *testing.B, method string, body []byte)
 // clientSender sends through c; with a timeout, each request runs under a
 // context with that timeout, as a caller with a deadline would write it.
 func clientSender(c *http.Client, timeout time.Duration) sender {
+	return keyedSender(c, timeout, false)
+}
+
+// keyedSender is clientSender; with keyed, each request carries an
+// Idempotency-Key of its own, as stripe-go puts on every POST.
+func keyedSender(c *http.Client, timeout time.Duration, keyed bool) sender {
+	var n int
 	return func(b *testing.B, method string, body []byte) {
 		ctx := context.Background()
 		if timeout > 0 {
@@ -35,6 +43,10 @@ func clientSender(c *http.Client, timeout time.Duration) sender {
 		req, err := http.NewRequestWithContext(ctx, method, serverURL, reader(body))
 		if err != nil {
 			b.Fatal(err)
+		}
+		if keyed {
+			n++
+			req.Header.Set("Idempotency-Key", "key-"+strconv.Itoa(n))
 		}
 		resp, err := c.Do(req)
 		consume(b, resp, err)
@@ -104,7 +116,12 @@ var clients = []struct {
 	{"rubicon_deadline", func() sender { return clientSender(newRubicon(callTimeout), 0) }},
 }
 
-func benchmark(b *testing.B, method string, body []byte) {
+func benchmark(b *testing.B, method string, body []byte) { run(b, clients, method, body) }
+
+func run(b *testing.B, clients []struct {
+	name string
+	new  func() sender
+}, method string, body []byte) {
 	for _, c := range clients {
 		b.Run(c.name, func(b *testing.B) {
 			send := c.new()
@@ -130,3 +147,18 @@ func BenchmarkGET(b *testing.B) { benchmark(b, "GET", nil) }
 
 // BenchmarkPOST64K measures a POST with a 64 KiB body.
 func BenchmarkPOST64K(b *testing.B) { benchmark(b, "POST", bytes.Repeat([]byte("a"), 64<<10)) }
+
+// BenchmarkPOST64KIdempotencyKey measures a 64 KiB POST that carries an
+// Idempotency-Key without being opted in, as every POST of stripe-go
+// does: rubicon keeps it on its kept-alive connection, as bare net/http
+// does.
+func BenchmarkPOST64KIdempotencyKey(b *testing.B) {
+	keyed := []struct {
+		name string
+		new  func() sender
+	}{
+		{"bare", func() sender { return keyedSender(newBare(), 0, true) }},
+		{"rubicon", func() sender { return keyedSender(newRubicon(0), 0, true) }},
+	}
+	run(b, keyed, "POST", bytes.Repeat([]byte("a"), 64<<10))
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rubicon-go/rubicon/internal/version"
 	"github.com/rubicon-go/rubicon/journal"
 )
 
@@ -96,6 +97,7 @@ type Server struct {
 	auth    *auth
 	metrics *metrics
 	log     *slog.Logger
+	version string
 }
 
 type navItem struct{ Title, Path string }
@@ -117,7 +119,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Work.Noun == "" {
 		opts.Work.Noun = "operation"
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), log: opts.Log, auth: newAuth(opts)}
+	s := &Server{opts: opts, mux: http.NewServeMux(), log: opts.Log, auth: newAuth(opts), version: version.Get().String()}
 	var err error
 	if s.layout, err = template.New("layout.html").Funcs(Funcs()).ParseFS(templateFiles, "templates/layout.html"); err != nil {
 		return nil, err
@@ -227,6 +229,7 @@ func server(r *http.Request) *Server {
 // layoutData is what the layout renders.
 type layoutData struct {
 	Product, Title string
+	Version        string
 	Nav            []navLink
 	User           string
 	Session        bool
@@ -269,7 +272,7 @@ func Fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
 // write writes the layout around body.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, status int, title string, body template.HTML) {
 	v, _ := r.Context().Value(userKey).(visitor)
-	d := layoutData{Product: s.opts.Product, Title: title, User: v.name, Session: v.session, Body: body}
+	d := layoutData{Product: s.opts.Product, Title: title, Version: s.version, User: v.name, Session: v.session, Body: body}
 	if v.name != "" || s.opts.Token == "" {
 		for _, n := range s.nav {
 			current := r.URL.Path == n.Path || strings.HasPrefix(r.URL.Path, n.Path+"/") || r.URL.Path == "/operation" && n.Path == "/ambiguous"

@@ -12,10 +12,13 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/internal/version"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
@@ -28,12 +31,16 @@ type fixture struct {
 	srv *httptest.Server
 	j   *journal.Journal
 	key string
+	// later moves the store's clock ahead, in nanoseconds.
+	later atomic.Int64
 }
 
 func newFixture(t *testing.T, opts console.Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "journal.db"), sqlstore.Options{})
+	f := &fixture{}
+	clock := func() time.Time { return time.Now().Add(time.Duration(f.later.Load())) }
+	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "journal.db"), sqlstore.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +67,13 @@ func newFixture(t *testing.T, opts console.Options) *fixture {
 	}
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
-	return &fixture{srv: srv, j: j, key: key}
+	f.srv, f.j, f.key = srv, j, key
+	return f
 }
+
+// pastLease moves the store's clock past the lease the operation was
+// sent under.
+func (f *fixture) pastLease() { f.later.Store(int64(time.Hour)) }
 
 // client is a browser-like client: it keeps cookies and does not follow
 // redirects, so that tests see them.
@@ -121,7 +133,7 @@ func TestSettleOnLoopback(t *testing.T) {
 	c := client(t)
 	list := do(t, c, "GET", f.srv.URL+"/ambiguous", nil, nil)
 	for _, want := range []string{"order-7", "181", "502: answered 502 Bad Gateway", "req_42", "&lt;b&gt;bold&lt;/b&gt;",
-		`href="/operation?key=charge%2forder-7%2fa1"`} {
+		`href="/operation?key=charge%2forder-7%2fa1"`, "test " + template.HTMLEscapeString(version.Get().String()) + "</footer>"} {
 		if !strings.Contains(list.body, want) {
 			t.Errorf("the list lacks %q:\n%s", want, list.body)
 		}
@@ -143,6 +155,13 @@ func TestSettleOnLoopback(t *testing.T) {
 	if f.state(t).State != journal.Ambiguous {
 		t.Fatal("a refused form changed the journal")
 	}
+	// Not applied waits for the lease the charge was sent under, and says
+	// until when.
+	early := do(t, c, "POST", f.srv.URL+"/settle", url.Values{"key": {f.key}, "outcome": {"not_applied"}, "note": {"no charge in the dashboard"}}, sameOrigin)
+	if early.status != 409 || !strings.Contains(early.body, "resolve it as not applied after then") || f.state(t).State != journal.Ambiguous {
+		t.Fatalf("not applied within the lease: %d\n%s", early.status, early.body)
+	}
+	f.pastLease()
 	a = do(t, c, "POST", f.srv.URL+"/settle", url.Values{"key": {f.key}, "outcome": {"not_applied"}, "note": {"no charge in the dashboard"},
 		"name": {"mallory"}}, sameOrigin)
 	if a.status != 303 || a.header.Get("Location") != "/operation?key="+url.QueryEscape(f.key) {
@@ -284,7 +303,7 @@ func TestToken(t *testing.T) {
 	}
 	m := do(t, http.DefaultClient, "GET", f.srv.URL+"/metrics", nil, map[string]string{"Authorization": "Bearer " + token})
 	for _, want := range []string{"test_ambiguous_open 0", `test_console_settled_total{outcome="applied"} 1`,
-		`test_console_requests_total{code="303",route="POST /settle"} 1`} {
+		`test_console_requests_total{code="303",route="POST /settle"} 1`, `test_build_info{commit=`} {
 		if m.status != 200 || !strings.Contains(m.body, want) {
 			t.Errorf("/metrics lacks %q: %d\n%s", want, m.status, m.body)
 		}

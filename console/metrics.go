@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rubicon-go/rubicon/internal/version"
 	"github.com/rubicon-go/rubicon/journal"
 )
 
@@ -24,7 +26,7 @@ func newMetrics(reg prometheus.Registerer, product string) (*metrics, error) {
 		settled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: product + "_console_settled_total",
 			Help: "Ambiguous operations a person settled through the console, by outcome."}, []string{"outcome"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.settled} {
+	for _, c := range []prometheus.Collector{m.requests, m.settled, BuildInfo(product)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -72,4 +74,16 @@ func (c *ambiguousCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(len(ops)))
+}
+
+// BuildInfo returns the gauge PRODUCT_build_info, always 1, whose labels
+// say which build is running: version, commit, whether the tree was
+// modified, and the Go version (what `PRODUCT version` prints).
+func BuildInfo(product string) prometheus.Collector {
+	i := version.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: strings.ReplaceAll(product, "-", "_") + "_build_info",
+		Help:        "The build that is running, in its labels; always 1.",
+		ConstLabels: prometheus.Labels{"version": i.Version, "commit": i.Commit, "modified": strconv.FormatBool(i.Modified), "go_version": i.GoVersion}})
+	g.Set(1)
+	return g
 }

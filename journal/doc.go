@@ -13,6 +13,7 @@
 //	                               │      ──sent, no answer───────> ambiguous
 //	                               └─worker died (lease expired)──> ambiguous
 //	ambiguous ──Resolve (a person, or the provider's answer)──> applied | not_applied
+//	ambiguous ──Record (the late answer of its sender)─────────> applied | not_applied
 //
 // Send commits the sending state before the caller writes a byte of the
 // request. A worker that dies after that leaves its operation in sending
@@ -20,6 +21,19 @@
 // it is never handed out again. A worker that dies before Send leaves a
 // pending operation whose lease runs out, and which [Journal.Claim] hands
 // out again, since nothing was sent.
+//
+// Leases are kept when processes freeze, clocks disagree and names
+// repeat. A lease is held by a worker through one Journal (its random
+// instance id), so that processes given the same name never act on each
+// other's leases. Every lease is judged by the store's clock ([Clock]),
+// never by a worker's. A sending commit returns the request's deadline on
+// the sender's monotonic clock, within its lease ([Operation.Deadline]):
+// sent under [Operation.Fence], a request never starts once its lease is
+// over, so that a worker that wakes from a pause after recovery made its
+// operation ambiguous sends nothing. Its answer, if one came before, is
+// kept: [Journal.Record] settles the ambiguous operation with it. And an
+// operation is resolved as not applied only once the lease it was sent
+// under is over ([Journal.Resolve]).
 //
 // Every transition is appended to an audit log that is never updated or
 // deleted. A transition the state machine does not allow is an error

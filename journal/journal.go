@@ -93,11 +93,26 @@ type Operation struct {
 	Evidence  Evidence
 	// Worker holds the lease, or held it last.
 	Worker string
-	// LeaseExpires is when the worker's lease runs out; zero when no lease
-	// is held.
+	// Instance identifies the [Journal] (a random id that [New] makes)
+	// through which Worker holds or last held the lease: two processes, or
+	// two journals, given the same worker name never act on each other's
+	// leases.
+	Instance string
+	// LeaseExpires is when the worker's lease runs out, by the store's
+	// clock; zero when no lease is held. An ambiguous operation that its
+	// sender reported keeps the lease it was sent under: until it runs
+	// out, the operation cannot be resolved as not applied.
 	LeaseExpires time.Time
-	Created      time.Time
-	Updated      time.Time
+	// Deadline is set only in the operation that a sending commit (Send,
+	// SendTx, Start) returns, in the process that made it: the moment, on
+	// this process's monotonic clock, by which the request must be over.
+	// It is counted from just before the commit, by the lease the commit
+	// took (less 1 % for the clocks' rates), so that it comes before the
+	// store's clock lets anyone else take the operation. Send the request
+	// under [Operation.Fence].
+	Deadline time.Time
+	Created  time.Time
+	Updated  time.Time
 	// Resolution is set once a person or a reconciliation settled an
 	// ambiguous outcome.
 	Resolution *Resolution
@@ -114,6 +129,38 @@ type Entry struct {
 	Reason   string
 	Evidence Evidence
 }
+
+// Fence returns parent bounded by op's Deadline: a request sent under it
+// through rubicon's transport is never started once the lease it was
+// committed under has run out, so that a process that wakes up after its
+// lease is gone never starts writing. For an operation without a
+// Deadline (not returned by a sending commit of this process) the context
+// is already canceled, with a cause that says so.
+func (op Operation) Fence(parent context.Context) (context.Context, context.CancelFunc) {
+	if op.Deadline.IsZero() {
+		ctx, cancel := context.WithCancelCause(parent)
+		cancel(fmt.Errorf("journal: operation %q has no sending deadline in this process: send only what Send, SendTx or Start returned", op.Key))
+		return ctx, func() { cancel(nil) }
+	}
+	return context.WithDeadlineCause(parent, op.Deadline, &FenceError{Key: op.Key, Deadline: op.Deadline})
+}
+
+// FenceError is the cause of a [Operation.Fence] context whose deadline
+// passed: the request's lease ran out, and what was not written by then
+// must never be.
+type FenceError struct {
+	Key      string
+	Deadline time.Time
+}
+
+// Error names the operation.
+func (e *FenceError) Error() string {
+	return fmt.Sprintf("journal: the lease that operation %q was sent under ran out: nothing more of its request may be sent", e.Key)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true, as for any
+// deadline.
+func (e *FenceError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // Resolution settles an ambiguous operation.
 type Resolution struct {
@@ -207,6 +254,10 @@ type TransitionError struct {
 	From, To State
 	// Why explains the refusal and, where there is one, the way forward.
 	Why string
+	// Until, when set, is when the transition becomes possible, by the
+	// store's clock: a resolution as not applied waits for the lease of
+	// the request's sender to run out.
+	Until time.Time
 }
 
 // Error names the operation, the states and why.
@@ -222,6 +273,9 @@ type LeaseError struct {
 	Key, Worker string
 	// Holder is the worker that holds or held the lease, if any.
 	Holder string
+	// Elsewhere is set when Holder is Worker's own name but the lease was
+	// taken through another journal: another process given the same name.
+	Elsewhere bool
 	// Expired is when the worker's lease ran out, if it did.
 	Expired time.Time
 }
@@ -231,6 +285,8 @@ func (e *LeaseError) Error() string {
 	switch {
 	case e.Holder != "" && e.Holder != e.Worker:
 		return fmt.Sprintf("journal: worker %q does not hold operation %q: %q does", e.Worker, e.Key, e.Holder)
+	case e.Elsewhere:
+		return fmt.Sprintf("journal: worker %q does not hold operation %q: another process (or journal) under the same name does; give each process a name of its own (journal.ProcessWorker)", e.Worker, e.Key)
 	case !e.Expired.IsZero():
 		return fmt.Sprintf("journal: worker %q's lease on operation %q ran out at %s", e.Worker, e.Key, e.Expired.UTC().Format(time.RFC3339Nano))
 	}
@@ -268,15 +324,17 @@ type Tx interface {
 	UpdateOperation(ctx context.Context, op Operation) error
 	// AppendEntry adds e to the audit log.
 	AppendEntry(ctx context.Context, e Entry) error
-	// ClaimPending gives worker a lease until until on at most n pending
-	// operations of kind whose lease is free at now, oldest first, and
-	// returns them. Like Operations, it returns those it can read and a
-	// *CorruptError for each it cannot.
-	ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]Operation, error)
-	// RenewLeases moves the lease of worker's operations among keys that
-	// are pending or sending, and whose lease has not run out at now, to
-	// until. It returns the keys renewed.
-	RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error)
+	// ClaimPending gives worker, through the journal instance, a lease
+	// until until on at most n pending operations of kind whose lease is
+	// free at now, oldest first, and returns them. Like Operations, it
+	// returns those it can read and a *CorruptError for each it cannot.
+	ClaimPending(ctx context.Context, kind, worker, instance string, n int, now, until time.Time) ([]Operation, error)
+	// RenewLeases moves the lease of the operations among keys that
+	// worker holds through instance, that are pending or sending, and
+	// whose lease has not run out at now, to until, unless it already
+	// runs past until: a renewal never shortens a lease. It returns the
+	// keys renewed.
+	RenewLeases(ctx context.Context, worker, instance string, keys []string, now, until time.Time) ([]string, error)
 	// ExpiredSending returns, locked, at most limit operations in sending
 	// whose lease ran out before now. Like Operations, it returns those it
 	// can read and a *CorruptError for each it cannot.
@@ -298,9 +356,10 @@ type Tx interface {
 // writing, which every Tx supports.
 type Mover interface {
 	// Move changes the operation m.Key as m says if, and only if, the
-	// operation is in state m.From, its worker is m.Worker, and, when
-	// m.LeaseAfter is set, its lease runs past m.LeaseAfter; it returns the
-	// operation as stored and true. Otherwise, or when it cannot make the
+	// operation is in state m.From, its worker is m.Worker through
+	// m.Instance, and, when m.LeaseAfter is set, its lease runs past
+	// m.LeaseAfter, and, when m.Attempt is set, its attempt count is
+	// m.Attempt; it returns the operation as stored and true. Otherwise, or when it cannot make the
 	// change in one step (evidence it cannot merge there, say), it changes
 	// nothing and returns false. It appends nothing to the audit log.
 	Move(ctx context.Context, m Move) (Operation, bool, error)
@@ -308,10 +367,12 @@ type Mover interface {
 
 // Move is a transition made in one step, for [Mover].
 type Move struct {
-	Key, Worker string
-	From, To    State
+	Key, Worker, Instance string
+	From, To              State
 	// LeaseAfter, if set, requires the worker's lease to run past it.
 	LeaseAfter time.Time
+	// Attempt, if set, requires the operation's Attempts to be it.
+	Attempt int
 	// AddAttempt counts one more attempt.
 	AddAttempt bool
 	// Lease is the lease after the move; the zero time clears it.
@@ -324,6 +385,18 @@ type Move struct {
 	// stored one.
 	Evidence Evidence
 	Updated  time.Time
+}
+
+// Clock is a capability a Tx may have: the store's own clock, which
+// judges every lease, so that processes whose clocks disagree still agree
+// on who holds what. A store shared by several hosts reads the time where
+// the data is (PostgreSQL's clock_timestamp(), say); the journal reads it
+// once per decision, inside the transaction that acts on it. Without it,
+// the journal uses its own clock (Options.Now), which then must agree
+// across every process sharing the store.
+type Clock interface {
+	// Now returns the store's current time.
+	Now(ctx context.Context) (time.Time, error)
 }
 
 // Store runs functions in transactions.

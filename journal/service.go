@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,27 +17,45 @@ import (
 
 // Options configure a [Journal].
 type Options struct {
-	// Lease is how long a claim or a send holds an operation before another
-	// worker may take it over (pending) or recovery makes it ambiguous
-	// (sending). Workers renew it while they work. Default 30 s.
+	// Lease is how long a claim holds an operation before another worker
+	// may take it over. Workers renew it while they work ([KeepLeases]).
+	// Default 30 s.
 	Lease time.Duration
-	// Now returns the current time. Default time.Now.
+	// SendLease is how long a sending commit holds its operation: its
+	// request must be over by then ([Operation.Deadline]), and only after
+	// it may recovery make the operation ambiguous, or anyone resolve it as
+	// not applied. Default Lease.
+	SendLease time.Duration
+	// Now is the journal's clock for a store without one of its own
+	// ([Clock]); a store with one judges leases and times records by its
+	// own, whatever Now says. Default time.Now.
 	Now func() time.Time
 }
 
 // Journal is the operation journal. It is safe for concurrent use, by as
 // many goroutines and processes as the Store allows.
+//
+// Each Journal has an instance id of its own, random, stored with every
+// lease it takes: a journal acts only on leases taken through it, so that
+// two processes given the same worker name never take each other's
+// operations.
 type Journal struct {
-	store Store
-	lease time.Duration
-	now   func() time.Time
+	store     Store
+	lease     time.Duration
+	sendLease time.Duration
+	now       func() time.Time
+	instance  string
 }
 
 // New returns a journal over store.
 func New(store Store, opts Options) *Journal {
-	j := &Journal{store: store, lease: opts.Lease, now: opts.Now}
+	j := &Journal{store: store, lease: opts.Lease, sendLease: opts.SendLease, now: opts.Now,
+		instance: strings.ToLower(rand.Text()[:16])}
 	if j.lease <= 0 {
 		j.lease = 30 * time.Second
+	}
+	if j.sendLease <= 0 {
+		j.sendLease = j.lease
 	}
 	if j.now == nil {
 		j.now = time.Now
@@ -44,8 +63,30 @@ func New(store Store, opts Options) *Journal {
 	return j
 }
 
-// Lease returns the lease duration.
+// Lease returns the lease a claim takes.
 func (j *Journal) Lease() time.Duration { return j.lease }
+
+// SendLease returns the lease a sending commit takes: the longest a
+// request may take.
+func (j *Journal) SendLease() time.Duration { return j.sendLease }
+
+// clock returns the time by the store's clock, if the transaction has
+// one, and by the journal's otherwise.
+func (j *Journal) clock(ctx context.Context, tx Tx) (time.Time, error) {
+	if c, ok := tx.(Clock); ok {
+		return c.Now(ctx)
+	}
+	return j.now(), nil
+}
+
+// rateMargin is the part of a lease that a sender gives up, so that its
+// own clock, running at a slightly different rate from the store's, still
+// ends the lease first.
+const rateMargin = 100
+
+// fence returns the deadline of a request sent under a lease of d taken
+// after start, on start's monotonic clock.
+func fence(start time.Time, d time.Duration) time.Time { return start.Add(d - d/rateMargin) }
 
 // NewOperation describes an operation to record.
 type NewOperation struct {
@@ -70,7 +111,10 @@ func (j *Journal) InsertTx(ctx context.Context, tx Tx, op NewOperation) (Operati
 	if err := checkNew(op); err != nil {
 		return Operation{}, false, err
 	}
-	now := j.now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return Operation{}, false, err
+	}
 	stored, created, err := tx.CreateOperation(ctx, Operation{
 		Key: op.Key, Kind: op.Kind, Subject: op.Subject, State: Pending,
 		Evidence: op.Evidence, Created: now, Updated: now,
@@ -148,8 +192,11 @@ func (j *Journal) Claim(ctx context.Context, kind, worker string, n int) (ops []
 	}
 	var damaged error
 	err = j.store.Update(ctx, func(tx Tx) error {
-		now := j.now()
-		ops, err = tx.ClaimPending(ctx, kind, worker, n, now, now.Add(j.lease))
+		now, err := j.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		ops, err = tx.ClaimPending(ctx, kind, worker, j.instance, n, now, now.Add(j.lease))
 		damaged, err = splitCorrupt(err)
 		return err
 	})
@@ -170,8 +217,9 @@ func splitCorrupt(err error) (damaged, other error) {
 }
 
 // ClaimKey gives worker a lease on the pending operation key, as Claim does
-// for a kind. It fails with a *LeaseError while another worker's lease
-// runs, and with a *TransitionError when the operation is not pending.
+// for a kind. It fails with a *LeaseError while a lease taken by another
+// worker, or through another journal, runs, and with a *TransitionError
+// when the operation is not pending.
 func (j *Journal) ClaimKey(ctx context.Context, key, worker string) (op Operation, err error) {
 	if err := checkKey(key); err != nil {
 		return Operation{}, err
@@ -191,14 +239,17 @@ func (j *Journal) claimKeyTx(ctx context.Context, tx Tx, key, worker string) (Op
 	if err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return Operation{}, err
+	}
 	if op.State != Pending {
 		return op, &TransitionError{Key: key, From: op.State, To: Pending, Why: "only a pending operation can be claimed; " + whyLeft(op.State)}
 	}
-	if op.Worker != worker && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
-		return op, &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
+	if (op.Worker != worker || op.Instance != j.instance) && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
+		return op, &LeaseError{Key: key, Worker: worker, Holder: op.Worker, Elsewhere: op.Worker == worker}
 	}
-	op.Worker, op.LeaseExpires, op.Updated = worker, now.Add(j.lease), now
+	op.Worker, op.Instance, op.LeaseExpires, op.Updated = worker, j.instance, now.Add(j.lease), now
 	return op, tx.UpdateOperation(ctx, op)
 }
 
@@ -222,10 +273,14 @@ func (j *Journal) ReleaseTx(ctx context.Context, tx Tx, key, worker string) erro
 	if err != nil {
 		return err
 	}
-	if op.State != Pending || op.Worker != worker {
+	if op.State != Pending || op.Worker != worker || op.Instance != j.instance {
 		return nil
 	}
-	op.Worker, op.LeaseExpires, op.Updated = "", time.Time{}, j.now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return err
+	}
+	op.Worker, op.Instance, op.LeaseExpires, op.Updated = "", "", time.Time{}, now
 	return tx.UpdateOperation(ctx, op)
 }
 
@@ -253,9 +308,11 @@ func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (st
 	return stored, err
 }
 
-// Renew extends worker's leases on keys by the lease duration. It returns a
-// *LeaseError for the first key whose lease the worker no longer holds; the
-// others are renewed all the same.
+// Renew extends worker's leases on keys to the lease duration from now,
+// by the store's clock; a lease that already runs longer (a sending
+// commit's) is left as it is. It returns a *LeaseError for the first key
+// whose lease the worker no longer holds through this journal; the others
+// are renewed all the same.
 func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) error {
 	if err := checkName("worker", worker); err != nil {
 		return err
@@ -267,8 +324,11 @@ func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) erro
 	}
 	var renewed []string
 	err := j.store.Update(ctx, func(tx Tx) (err error) {
-		now := j.now()
-		renewed, err = tx.RenewLeases(ctx, worker, keys, now, now.Add(j.lease))
+		now, err := j.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		renewed, err = tx.RenewLeases(ctx, worker, j.instance, keys, now, now.Add(j.lease))
 		return err
 	})
 	if err != nil {
@@ -282,39 +342,10 @@ func (j *Journal) Renew(ctx context.Context, worker string, keys ...string) erro
 	return nil
 }
 
-// KeepLeases renews worker's leases on keys every third of the lease
-// duration, in the background, until stop is called or ctx ends. stop
-// returns the first renewal that failed (a *LeaseError when a lease was
-// lost), or nil. Use it around work that may outlast a lease, such as an
-// upload.
-func (j *Journal) KeepLeases(ctx context.Context, worker string, keys ...string) (stop func() error) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		ticker := time.NewTicker(j.lease / 3)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				done <- nil
-				return
-			case <-ticker.C:
-				if err := j.Renew(ctx, worker, keys...); err != nil && ctx.Err() == nil {
-					done <- err
-					return
-				}
-			}
-		}
-	}()
-	return func() error {
-		cancel()
-		return <-done
-	}
-}
-
 // Send commits that worker is about to send key's request: pending →
 // sending. Call it, and let it return, before the request's first byte is
-// written.
+// written, and send the request under the returned operation's
+// [Operation.Fence].
 func (j *Journal) Send(ctx context.Context, key, worker string) (op Operation, err error) {
 	err = j.store.Update(ctx, func(tx Tx) error {
 		op, err = j.SendTx(ctx, tx, key, worker)
@@ -324,7 +355,9 @@ func (j *Journal) Send(ctx context.Context, key, worker string) (op Operation, e
 }
 
 // SendTx is Send inside the caller's transaction, for example with the
-// budget hold that pays for the request.
+// budget hold that pays for the request. The returned operation's
+// Deadline counts from the call, before the commit: the request it
+// bounds may start only once the transaction has committed.
 func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operation, error) {
 	if err := checkKey(key); err != nil {
 		return Operation{}, err
@@ -332,14 +365,22 @@ func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operat
 	if err := checkName("worker", worker); err != nil {
 		return Operation{}, err
 	}
-	now := j.now()
+	// Before the store's clock is read: the store's lease then ends no
+	// sooner than the sender's deadline.
+	start := time.Now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return Operation{}, err
+	}
+	deadline := fence(start, j.sendLease)
 	if m, ok := tx.(Mover); ok {
-		op, moved, err := m.Move(ctx, Move{Key: key, Worker: worker, From: Pending, To: Sending,
-			LeaseAfter: now, AddAttempt: true, Lease: now.Add(j.lease), Updated: now})
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: worker, Instance: j.instance, From: Pending, To: Sending,
+			LeaseAfter: now, AddAttempt: true, Lease: now.Add(j.sendLease), Updated: now})
 		if err != nil {
 			return Operation{}, err
 		}
 		if moved {
+			op.Deadline = deadline
 			return op, tx.AppendEntry(ctx, Entry{Key: key, From: Pending, To: Sending, At: now, Actor: worker,
 				Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
 		}
@@ -351,17 +392,18 @@ func (j *Journal) SendTx(ctx context.Context, tx Tx, key, worker string) (Operat
 	if op.State != Pending {
 		return op, j.refusal(op, Sending)
 	}
-	if err := holds(op, worker, now); err != nil {
+	if err := j.holds(op, worker, now); err != nil {
 		return op, err
 	}
 	from := op.State
 	op.State = Sending
 	op.Attempts++
-	op.LeaseExpires = now.Add(j.lease)
+	op.LeaseExpires = now.Add(j.sendLease)
 	op.Updated = now
 	if err := tx.UpdateOperation(ctx, op); err != nil {
 		return Operation{}, err
 	}
+	op.Deadline = deadline
 	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: Sending, At: now, Actor: worker,
 		Reason: fmt.Sprintf("attempt %d about to be sent", op.Attempts)})
 }
@@ -385,11 +427,15 @@ func (j *Journal) Annotate(ctx context.Context, key, worker string, ev Evidence)
 		if op.State != Sending {
 			return &TransitionError{Key: key, From: op.State, To: op.State, Why: "only an operation being sent takes annotations"}
 		}
-		if op.Worker != worker {
-			return &LeaseError{Key: key, Worker: worker, Holder: op.Worker}
+		if op.Worker != worker || op.Instance != j.instance {
+			return &LeaseError{Key: key, Worker: worker, Holder: op.Worker, Elsewhere: op.Worker == worker}
+		}
+		now, err := j.clock(ctx, tx)
+		if err != nil {
+			return err
 		}
 		op.Evidence = op.Evidence.merge(ev)
-		op.Updated = j.now()
+		op.Updated = now
 		return tx.UpdateOperation(ctx, op)
 	})
 }
@@ -406,6 +452,16 @@ type Report struct {
 	Detail string
 	// Evidence is merged into the operation's.
 	Evidence Evidence
+	// Attempt, if set, is the attempt the report is about, as the sending
+	// commit counted it (Operation.Attempts): a report about another
+	// attempt than the operation's last is refused.
+	Attempt int
+	// Instance, if set, is the journal the attempt was sent through
+	// (Operation.Instance), for a report that another journal records on
+	// its behalf: an answer kept on the worker's disk when it could not be
+	// recorded, and recorded from there by a later run. Set Attempt with
+	// it. Empty: this journal.
+	Instance string
 }
 
 // ReportCall builds the report of an attempt whose call returned resp and
@@ -495,10 +551,20 @@ func stateOf(outcome rubicon.Outcome) State {
 }
 
 // Record stores how an attempt of key ended. From sending, every outcome
-// is allowed; from pending (a failure before Send), only FailedSafe. A
-// worker whose answer arrives after recovery made the operation ambiguous
-// gets a TransitionError; it settles the operation with Resolve, as any
-// other evidence-backed decision.
+// is allowed; from pending (a failure before Send), only FailedSafe. Only
+// the worker that holds the operation, through this journal, reports.
+//
+// An answer that arrives after recovery made the operation ambiguous is
+// kept, never thrown away: the worker that sent the attempt reports it as
+// usual, and a definitive one settles the operation (recorded as a
+// resolution by the worker, with the audit log saying so): Applied stays
+// applied, NotApplied not applied, and FailedSafe (the attempt provably
+// never left) becomes not applied. A late Ambiguous report adds its
+// evidence and changes nothing else.
+//
+// An Ambiguous report keeps the lease the attempt was sent under: until it
+// runs out, the request might still be on its way, and [Journal.Resolve]
+// refuses to settle it as not applied.
 func (j *Journal) Record(ctx context.Context, key string, r Report) (op Operation, err error) {
 	if err := checkReport(key, r); err != nil {
 		return Operation{}, err
@@ -517,14 +583,21 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 		return Operation{}, err
 	}
 	r.Detail = cleanDetail(r.Detail)
-	now := j.now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return Operation{}, err
+	}
 	reason := r.Detail
 	if reason == "" {
 		reason = string(r.To)
 	}
-	if m, ok := tx.(Mover); ok && CanTransition(Sending, r.To) {
+	instance := r.Instance
+	if instance == "" {
+		instance = j.instance
+	}
+	if m, ok := tx.(Mover); ok && CanTransition(Sending, r.To) && r.To != Ambiguous {
 		// The usual case, in one step: the worker that sent reports.
-		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, From: Sending, To: r.To,
+		op, moved, err := m.Move(ctx, Move{Key: key, Worker: r.Worker, Instance: instance, Attempt: r.Attempt, From: Sending, To: r.To,
 			Failure: r.To != Applied, LastPhase: r.Phase, LastError: r.Detail, Evidence: r.Evidence, Updated: now})
 		if err != nil {
 			return Operation{}, err
@@ -537,16 +610,19 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	if err != nil {
 		return Operation{}, err
 	}
+	mine := op.Worker == r.Worker && op.Instance == instance && (r.Attempt == 0 || r.Attempt == op.Attempts)
 	switch {
-	case op.State == Sending && op.Worker == r.Worker:
+	case op.State == Sending && mine:
 		// The usual case; a lease that ran out still lets the sender
 		// report, since recovery has not yet declared the outcome unknown.
-	case op.State == Pending && r.To == FailedSafe:
-		if err := holds(op, r.Worker, now); err != nil {
+	case op.State == Pending && r.To == FailedSafe && r.Instance == "":
+		if err := j.holds(op, r.Worker, now); err != nil {
 			return op, err
 		}
+	case op.State == Ambiguous && mine && op.Resolution == nil:
+		return j.lateReport(ctx, tx, op, r, now)
 	case op.State == Sending:
-		return op, &LeaseError{Key: key, Worker: r.Worker, Holder: op.Worker}
+		return op, &LeaseError{Key: key, Worker: r.Worker, Holder: op.Worker, Elsewhere: op.Worker == r.Worker}
 	default:
 		return op, j.refusal(op, r.To)
 	}
@@ -559,7 +635,9 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 		op.LastPhase, op.LastError = r.Phase, r.Detail
 	}
 	op.Evidence = op.Evidence.merge(r.Evidence)
-	op.LeaseExpires = time.Time{}
+	if r.To != Ambiguous {
+		op.LeaseExpires = time.Time{}
+	}
 	op.Updated = now
 	if err := tx.UpdateOperation(ctx, op); err != nil {
 		return Operation{}, err
@@ -567,8 +645,49 @@ func (j *Journal) RecordTx(ctx context.Context, tx Tx, key string, r Report) (Op
 	return op, tx.AppendEntry(ctx, Entry{Key: key, From: from, To: r.To, At: now, Actor: r.Worker, Reason: reason, Evidence: r.Evidence})
 }
 
+// lateReport records the report of the sender of op's last attempt after
+// the operation was made ambiguous without it (by recovery): the answer is
+// evidence, and a definitive one settles the operation.
+func (j *Journal) lateReport(ctx context.Context, tx Tx, op Operation, r Report, now time.Time) (Operation, error) {
+	op.Evidence = op.Evidence.merge(r.Evidence)
+	op.Updated = now
+	to := r.To
+	switch to {
+	case Applied, NotApplied:
+	case FailedSafe:
+		to = NotApplied // never sent: nothing was applied
+	case Ambiguous:
+		// Nothing new about the outcome: its evidence is kept.
+		return op, tx.UpdateOperation(ctx, op)
+	default:
+		return op, j.refusal(op, to)
+	}
+	what := "the answer arrived after the outcome had been declared unknown"
+	if r.To == FailedSafe {
+		what = "the attempt was proven never sent after the outcome had been declared unknown"
+	}
+	detail := r.Detail
+	if detail == "" {
+		detail = string(r.To)
+	}
+	note := fmt.Sprintf("%s: %s (reported by its sender, %s)", what, detail, r.Worker)
+	op.State = to
+	op.Resolution = &Resolution{To: to, By: r.Worker, Note: note, At: now, Evidence: r.Evidence}
+	if to != Applied {
+		op.LastPhase, op.LastError = r.Phase, r.Detail
+	}
+	op.LeaseExpires = time.Time{}
+	if err := tx.UpdateOperation(ctx, op); err != nil {
+		return Operation{}, err
+	}
+	return op, tx.AppendEntry(ctx, Entry{Key: op.Key, From: Ambiguous, To: to, At: now, Actor: r.Worker, Reason: "late answer: " + note, Evidence: r.Evidence})
+}
+
 // Resolve settles an ambiguous operation with a person's decision, or a
-// reconciliation's, recorded with who, when, why and evidence.
+// reconciliation's, recorded with who, when, why and evidence. A
+// resolution as not applied is refused, with a *TransitionError whose
+// Until says when it becomes possible, while the lease the request was
+// sent under runs: its sender might still be sending it.
 func (j *Journal) Resolve(ctx context.Context, key string, res Resolution) (op Operation, err error) {
 	if err := checkResolution(key, res); err != nil {
 		return Operation{}, err
@@ -599,7 +718,15 @@ func (j *Journal) ResolveTx(ctx context.Context, tx Tx, key string, res Resoluti
 	if op.State != Ambiguous {
 		return op, j.refusal(op, res.To)
 	}
-	now := j.now()
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return Operation{}, err
+	}
+	if res.To == NotApplied && !op.LeaseExpires.IsZero() && now.Before(op.LeaseExpires) {
+		return op, &TransitionError{Key: key, From: op.State, To: res.To, Until: op.LeaseExpires,
+			Why: fmt.Sprintf("the lease its request was sent under runs until %s (%s from now, by the store's clock), and until then the request may still be written or answered: resolve it as not applied after then, or as applied at any time",
+				op.LeaseExpires.UTC().Format(time.RFC3339), op.LeaseExpires.Sub(now).Round(time.Second))}
+	}
 	res.At = now
 	op.State = res.To
 	op.Resolution = &res
@@ -623,7 +750,10 @@ func (j *Journal) Recover(ctx context.Context) ([]Operation, error) {
 		var batch []Operation
 		var unreadable []*CorruptError
 		err := j.store.Update(ctx, func(tx Tx) error {
-			now := j.now()
+			now, err := j.clock(ctx, tx)
+			if err != nil {
+				return err
+			}
 			expired, err := tx.ExpiredSending(ctx, now, 100)
 			bad, err := splitCorrupt(err)
 			if err != nil {
@@ -726,7 +856,10 @@ func (j *Journal) RetrySafe(ctx context.Context, scope Scope) (RetryReport, erro
 		for _, e := range bad {
 			rep.Left = append(rep.Left, Left{Key: e.Key, Why: "its stored record cannot be read (" + e.Error() + ")"})
 		}
-		now := j.now()
+		now, err := j.clock(ctx, tx)
+		if err != nil {
+			return err
+		}
 		for _, op := range ops {
 			if op.State != FailedSafe && op.State != NotApplied {
 				rep.Left = append(rep.Left, Left{Key: op.Key, State: op.State, Why: whyLeft(op.State)})
@@ -742,7 +875,7 @@ func (j *Journal) RetrySafe(ctx context.Context, scope Scope) (RetryReport, erro
 			}
 			from := op.State
 			op.State = Pending
-			op.Worker, op.LeaseExpires = "", time.Time{}
+			op.Worker, op.Instance, op.LeaseExpires = "", "", time.Time{}
 			op.Updated = now
 			if err := tx.UpdateOperation(ctx, op); err != nil {
 				return err
@@ -777,7 +910,7 @@ func (j *Journal) refusal(op Operation, to State) error {
 	e := &TransitionError{Key: op.Key, From: op.State, To: to}
 	switch {
 	case op.State == Ambiguous:
-		e.Why = "its outcome is unknown; only a resolution (applied or not_applied, with who and why) can settle it"
+		e.Why = "its outcome is unknown; only a resolution (applied or not_applied, with who and why), or the answer that its sender received, can settle it"
 	case op.Resolution != nil:
 		e.Why = fmt.Sprintf("it was resolved as %s by %s at %s", op.Resolution.To, op.Resolution.By, op.Resolution.At.UTC().Format(time.RFC3339))
 	case op.State == Applied:
@@ -792,10 +925,10 @@ func (j *Journal) refusal(op Operation, to State) error {
 	return e
 }
 
-// holds checks that worker holds a live lease on op.
-func holds(op Operation, worker string, now time.Time) error {
-	if op.Worker != worker || op.LeaseExpires.IsZero() {
-		return &LeaseError{Key: op.Key, Worker: worker, Holder: op.Worker}
+// holds checks that worker holds a live lease on op through this journal.
+func (j *Journal) holds(op Operation, worker string, now time.Time) error {
+	if op.Worker != worker || op.Instance != j.instance || op.LeaseExpires.IsZero() {
+		return &LeaseError{Key: op.Key, Worker: worker, Holder: op.Worker, Elsewhere: op.Worker == worker && op.Instance != j.instance && !op.LeaseExpires.IsZero()}
 	}
 	if !now.Before(op.LeaseExpires) {
 		return &LeaseError{Key: op.Key, Worker: worker, Expired: op.LeaseExpires}

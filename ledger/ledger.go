@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/input"
@@ -57,8 +58,10 @@ const (
 
 // Hold is an amount reserved on an account for one operation.
 type Hold struct {
-	// ID is unique per hold; using the operation's key makes holding
-	// idempotent across retries and restarts.
+	// ID is unique per hold. A hold pays for one attempt of an operation:
+	// name it by the operation and the attempt ([AttemptHoldID]), so that
+	// holding again after a restart finds the attempt's own hold, and a
+	// new attempt after a safe failure gets a new one.
 	ID      string
 	Account string
 	Amount  Amount
@@ -236,9 +239,12 @@ type HoldRequest struct {
 }
 
 // Hold reserves req.Amount on req.Account, or refuses with an
-// *InsufficientError. Holding an ID again returns the existing hold,
-// whatever its state, so a retry or a restart never holds twice; a request
-// that differs from the existing hold is an error wrapping ErrHoldConflict.
+// *InsufficientError. Holding an ID that is still held returns the
+// existing hold, so that a restart never holds twice; a request that
+// differs from it is an error wrapping ErrHoldConflict. Holding the ID of a
+// hold that was settled or voided is an error wrapping ErrHoldClosed: that
+// hold paid for an attempt that is over, and the next attempt needs a hold
+// of its own ([AttemptHoldID]).
 func (l *Ledger) Hold(ctx context.Context, req HoldRequest) (h Hold, err error) {
 	err = l.store.Update(ctx, func(tx Tx) error {
 		h, err = l.HoldTx(ctx, tx, req)
@@ -267,6 +273,10 @@ func (l *Ledger) HoldTx(ctx context.Context, tx Tx, req HoldRequest) (Hold, erro
 		if existing.Account != req.Account || existing.Amount != req.Amount {
 			return existing, fmt.Errorf("%w: hold %q is %d on %q, not %d on %q", ErrHoldConflict, req.ID, existing.Amount, existing.Account, req.Amount, req.Account)
 		}
+		if existing.State != Held {
+			return existing, fmt.Errorf("%w: hold %q was %s on %s, so it pays for an attempt that is over; hold the next attempt under an ID of its own, such as ledger.AttemptHoldID(operation, attempt)",
+				ErrHoldClosed, req.ID, existing.State, existing.Updated.UTC().Format(time.RFC3339))
+		}
 		return existing, nil
 	case !errors.Is(err, ErrNoHold):
 		return Hold{}, err
@@ -285,6 +295,14 @@ func (l *Ledger) HoldTx(ctx context.Context, tx Tx, req HoldRequest) (Hold, erro
 	now := l.now()
 	h := Hold{ID: req.ID, Account: req.Account, Amount: req.Amount, State: Held, Operation: req.Operation, Created: now, Updated: now}
 	return h, tx.InsertHold(ctx, h)
+}
+
+// AttemptHoldID returns the ID of the hold that pays for one attempt of an
+// operation: the operation's key and the attempt's number, which the
+// journal counts (journal.Operation.Attempts, after the sending
+// transition).
+func AttemptHoldID(operation string, attempt int) string {
+	return operation + "#" + strconv.Itoa(attempt)
 }
 
 // Settle closes a hold of an applied operation with the actual amount,

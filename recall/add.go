@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
@@ -50,6 +51,9 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 	if err := a.store.AddBatch(ctx, batch); err != nil {
 		return rep, err
 	}
+	if err := a.absolve(ctx, batch); err != nil {
+		return rep, err
+	}
 
 	workers := opts.Workers
 	if workers <= 0 {
@@ -87,6 +91,7 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 // fileResult is what probing and hashing found for one file.
 type fileResult struct {
 	path     string
+	shown    string
 	sha256   string
 	size     int64
 	info     media.Info
@@ -96,12 +101,20 @@ type fileResult struct {
 	errorMsg string
 }
 
+// display is the path to show for the file: the one it was reached by.
+func (r fileResult) display() string {
+	if r.shown != "" {
+		return r.shown
+	}
+	return r.path
+}
+
 func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record func(func(*AddReport))) {
 	if c.ignored {
 		record(func(r *AddReport) { r.Skipped++ })
 		return
 	}
-	res := fileResult{path: c.path, state: StateAdded}
+	res := fileResult{path: c.path, shown: c.shown, state: StateAdded}
 	// A file that cannot be opened is not "not media": say why, as a
 	// failure that a fix of its permissions and retry-failed repair.
 	f, err := os.Open(c.path)
@@ -145,9 +158,9 @@ func (a *Archive) report(ctx context.Context, batch string, res fileResult, reco
 	record(func(r *AddReport) {
 		switch {
 		case err != nil:
-			r.Problems = append(r.Problems, Problem{Path: res.path, State: StateFailed, Phase: "record", Error: err.Error()})
+			r.Problems = append(r.Problems, Problem{Path: res.display(), State: StateFailed, Phase: "record", Error: err.Error()})
 		case res.state != StateAdded:
-			r.Problems = append(r.Problems, Problem{Path: res.path, State: res.state, Phase: res.phase, Error: res.errorMsg})
+			r.Problems = append(r.Problems, Problem{Path: res.display(), State: res.state, Phase: res.phase, Error: res.errorMsg})
 		case unchanged:
 			r.Unchanged++
 		default:
@@ -161,10 +174,40 @@ func (a *Archive) report(ctx context.Context, batch string, res fileResult, reco
 
 // put records a file's result: its content, if hashed, and the file.
 func (a *Archive) put(ctx context.Context, batch string, res fileResult) (newContent, unchanged bool, err error) {
-	f := store.File{Batch: batch, Path: res.path, SHA256: res.sha256, State: res.state, Phase: res.phase, Error: res.errorMsg}
+	f := store.File{Batch: batch, Path: res.path, Shown: res.shown, SHA256: res.sha256, State: res.state, Phase: res.phase, Error: res.errorMsg}
 	var c *store.Content
 	if res.sha256 != "" {
 		c = &store.Content{SHA256: res.sha256, Size: res.size, Duration: res.info.Duration, Format: res.info.Format, Video: res.info.Video, Probed: res.probed}
 	}
 	return a.store.PutFile(ctx, f, c)
+}
+
+// absolve records by their real, absolute path the files of batch that
+// earlier versions recorded by a relative path, when that path, read from
+// the directory add runs in, still names a file: the one it was added
+// by, most likely. Those it names no file from here stay as they are,
+// and a run says how to add them again.
+func (a *Archive) absolve(ctx context.Context, batch string) error {
+	rel, err := a.store.RelativePaths(ctx, batch)
+	if err != nil {
+		return err
+	}
+	for _, p := range rel {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			continue
+		}
+		shown := abs
+		if shown == real {
+			shown = ""
+		}
+		if err := a.store.MovePath(ctx, batch, p, real, shown); err != nil {
+			return err
+		}
+	}
+	return nil
 }

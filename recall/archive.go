@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -35,12 +36,25 @@ type Archive struct {
 type Options struct {
 	// Tools locates ffprobe and ffmpeg.
 	Tools media.Tools
-	// Lease is how long a killed run's requests stay in flight before the
-	// next run declares them ambiguous; default 30 s. Running workers renew
-	// theirs.
+	// Lease is how long a killed run's claims on requests it had not sent
+	// last before another run takes them; default 30 s, or SendLease if
+	// shorter. Running workers renew theirs.
 	Lease time.Duration
+	// SendLease is how long a request that was sent stays with its run:
+	// it must be over by then (the provider's timeout must fit in it), and
+	// only then does the next run declare it ambiguous, or may it be
+	// resolved as not applied. Default: the provider's default timeout
+	// and 30 s.
+	SendLease time.Duration
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Clock, if set, replaces the database's clock, which judges leases:
+	// for tests that move time. Every process that shares the archive
+	// must then use the same.
+	Clock func() time.Time
+	// ReadOnly opens the archive for reading only: what only reads it
+	// works, and what changes it fails, saying so.
+	ReadOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -49,12 +63,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*Archive, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, Now: opts.Now})
+	if opts.SendLease <= 0 {
+		opts.SendLease = provider.DefaultTimeout + LeaseMargin
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = min(30*time.Second, opts.SendLease)
+	}
+	s, err := store.Open(ctx, dsn, store.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now, Clock: opts.Clock, ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
 	return &Archive{store: s, tools: opts.Tools, now: opts.Now}, nil
 }
+
+// LeaseMargin is what a request's lease gives by default beyond the
+// provider's timeout: time to record the answer.
+const LeaseMargin = 30 * time.Second
 
 // Close closes the archive.
 func (a *Archive) Close() error { return a.store.Close() }

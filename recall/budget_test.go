@@ -12,6 +12,10 @@ import (
 	"github.com/rubicon-go/rubicon/recall"
 )
 
+// paidPricing is the price and rounding of the provider the tests run
+// through the sandbox's server, paid in real money.
+var paidPricing = recall.Pricing{Provider: "openai", Model: "whisper-1", PerMinute: 6000, Billing: recall.BillingOf("openai")}
+
 // sandboxPricing is the sandbox's price and rounding.
 var sandboxPricing = recall.Pricing{Provider: "sandbox", Model: "whisper-1", PerMinute: 6000, Billing: recall.BillingOf("sandbox")}
 
@@ -84,11 +88,11 @@ func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
 	if _, err := w.a.Add(ctx, "b", []string{w.dir}, recall.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	est, err := w.a.Estimate(ctx, "b", sandboxPricing)
+	est, err := w.a.Estimate(ctx, "b", paidPricing)
 	if err != nil || est.Contents != 4 {
 		t.Fatalf("estimate: %+v, %v", est, err)
 	}
-	rep := w.run(recall.RunOptions{Workers: 2, Budget: est.Cost, Billing: sandboxPricing.Billing})
+	rep := w.run(recall.RunOptions{Workers: 2, Budget: est.Cost, Billing: paidPricing.Billing})
 	if rep.Done != 4 || rep.Refused != 0 || rep.Failed != 0 {
 		t.Fatalf("a budget of the estimate, %d: %+v", est.Cost, rep)
 	}
@@ -99,7 +103,7 @@ func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
 	if charged != est.Cost {
 		t.Errorf("the sandbox charged %d micro-dollars for an estimate of %d", charged, est.Cost)
 	}
-	after, err := w.a.Estimate(ctx, "b", sandboxPricing)
+	after, err := w.a.Estimate(ctx, "b", paidPricing)
 	if err != nil || after.Cost != est.Cost || after.RemainingCost != 0 {
 		t.Errorf("the estimate after the run: %+v, %v; want the same cost, none remaining", after, err)
 	}
@@ -122,5 +126,34 @@ func TestBillingRoundsEachRequest(t *testing.T) {
 		if got := tt.b.Cost(tt.d, 6000); got != tt.want {
 			t.Errorf("%+v: %s costs %d; want %d", tt.b, tt.d, got, tt.want)
 		}
+	}
+}
+
+// TestSandboxMoneyMeetsNoBudget: a batch whose budget pays for its three
+// recordings once, run first through the built-in sandbox, then through a
+// provider of real money: the sandbox's play money counts neither against
+// the budget nor as spent, so the real run transcribes all three, and the
+// money says what each provider was paid, the sandbox's apart.
+func TestSandboxMoneyMeetsNoBudget(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 10 * time.Second, "b.mp3": 11 * time.Second, "c.mp3": 12 * time.Second})
+	est, err := w.a.Estimate(ctx, "b", paidPricing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := est.Cost + est.Cost/10
+	if rep := w.run(recall.RunOptions{Provider: w.provider("sandbox"), Budget: budget, Workers: 1}); rep.Done != 3 {
+		t.Fatalf("the sandbox's run: %+v", rep)
+	}
+	if m, _ := w.a.Money(ctx, "b"); m.Spent != 0 || m.Held != 0 || m.Play.Spent != est.Cost || m.Budget != budget {
+		t.Fatalf("money after the sandbox's run: %+v; want its %d as play money, apart", m, est.Cost)
+	}
+	rep := w.run(recall.RunOptions{Budget: budget, Workers: 1})
+	if rep.Done != 3 || rep.Refused != 0 || rep.Paid != 3 {
+		t.Fatalf("the real run after the sandbox's: %+v; want all three paid within the budget", rep)
+	}
+	m, _ := w.a.Money(ctx, "b")
+	if m.Spent != est.Cost || m.Play.Spent != est.Cost || len(m.Providers) != 2 || m.Providers[0].Provider != "openai" || m.Providers[1].Provider != "sandbox" || !m.Providers[1].Play {
+		t.Fatalf("money after both runs: %+v", m)
 	}
 }

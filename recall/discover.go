@@ -33,7 +33,11 @@ func setOf(xs ...string) map[string]bool {
 
 // candidate is a file discovery found.
 type candidate struct {
-	path string
+	// path is the file's real path: absolute, through every symbolic
+	// link, so that it names the file wherever recall-archive runs and
+	// however it was reached; shown is the path it was reached by, made
+	// absolute, for display.
+	path, shown string
 	// expected is true when the extension says media: a failed probe is
 	// then an error rather than a file to pass over.
 	expected bool
@@ -52,8 +56,11 @@ type problem struct {
 // looping, and reports every file that may be media, and every path it
 // could not read. It never stops at a bad path.
 func discover(roots []string, found func(candidate), bad func(problem)) {
-	d := &discovery{found: found, bad: bad, seen: map[fileID]string{}}
+	d := &discovery{found: found, bad: bad, seen: map[fileID]string{}, files: map[string]bool{}}
 	for _, root := range roots {
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
 		info, err := os.Stat(root)
 		if err != nil {
 			bad(problem{root, describeOpenError(root, err)})
@@ -72,6 +79,8 @@ type discovery struct {
 	bad   func(problem)
 	// seen maps each directory walked to the path it was first walked at.
 	seen map[fileID]string
+	// files are the real paths of the files found.
+	files map[string]bool
 }
 
 // dir walks one directory; ancestors are the directories above it on the
@@ -123,9 +132,21 @@ func (d *discovery) file(path string, info os.FileInfo) {
 	if !info.Mode().IsRegular() {
 		return // devices, sockets, pipes
 	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	if d.files[real] {
+		return // the same file, by another path
+	}
+	d.files[real] = true
 	ext := strings.ToLower(filepath.Ext(path))
 	ignored := ignoredExts[ext] || strings.HasPrefix(filepath.Base(path), "._") // macOS resource forks
-	d.found(candidate{path: path, expected: mediaExts[ext], ignored: ignored})
+	c := candidate{path: real, expected: mediaExts[ext], ignored: ignored}
+	if path != real {
+		c.shown = path
+	}
+	d.found(c)
 }
 
 func describeOpenError(path string, err error) error {

@@ -31,6 +31,20 @@ type Document struct {
 	Duration time.Duration      `json:"-"`
 	Text     string             `json:"text"`
 	Segments []provider.Segment `json:"-"`
+	// Timing is how finely the segments are timed, the coarsest of its
+	// chunks': "segments" or "words" as the provider timed them, "chunk"
+	// where it gave text alone, and each segment spans its chunk.
+	Timing provider.Timing `json:"timing"`
+}
+
+// coarser returns the coarser of two timings: a chunk's timing is coarser
+// than words', which is coarser than segments'.
+func coarser(a, b provider.Timing) provider.Timing {
+	rank := map[provider.Timing]int{provider.TimingSegments: 0, provider.TimingWords: 1, provider.TimingChunk: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }
 
 // MarshalJSON writes doc with its times in seconds.
@@ -59,7 +73,7 @@ func seconds(d time.Duration) float64 {
 
 // document assembles sha's transcript by who, or returns errIncomplete.
 func (a *Archive) document(ctx context.Context, sha string, who Transcriber) (Document, error) {
-	doc := Document{SHA256: sha, Segments: []provider.Segment{}}
+	doc := Document{SHA256: sha, Segments: []provider.Segment{}, Timing: provider.TimingSegments}
 	parts, err := a.store.Parts(ctx, sha, who)
 	if err != nil {
 		return doc, err
@@ -74,6 +88,7 @@ func (a *Archive) document(ctx context.Context, sha string, who Transcriber) (Do
 		}
 		doc.Provider, doc.Model = p.Provider, p.Model
 		doc.Duration = p.Start + p.Duration
+		doc.Timing = coarser(doc.Timing, p.Timing)
 		for _, seg := range p.Segments {
 			seg.Start += p.Start
 			seg.End += p.Start
@@ -141,6 +156,9 @@ func render(doc Document, format string) []byte {
 		}
 	case "vtt":
 		b.WriteString("WEBVTT\n\n")
+		if doc.Timing == provider.TimingChunk {
+			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue spans a chunk of the recording\n\n", doc.Provider, doc.Model)
+		}
 		for _, s := range doc.Segments {
 			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(s.Start, "."), stamp(s.End, "."), s.Text)
 		}

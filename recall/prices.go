@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 // Prices are micro-dollars per minute of audio, and how each request is
@@ -18,81 +20,48 @@ type Prices struct {
 	billing map[string]Billing
 }
 
-// DefaultPrices are list prices at the time of writing; override them
+// DefaultPrices are the providers' registered list prices
+// (provider.Registration.Prices) at the time of writing; override them
 // with a prices file when they change.
 func DefaultPrices() Prices {
-	return Prices{billing: map[string]Billing{}, perMinute: map[string]ledger.Amount{
-		"openai/whisper-1":              6000,
-		"openai/gpt-4o-transcribe":      6000,
-		"openai/gpt-4o-mini-transcribe": 3000,
-		"sandbox/whisper-1":             6000,
-		"deepgram/nova-3":               4300,
-		"deepgram/nova-2":               4300,
-		"assemblyai/best":               6170,
-		"assemblyai/nano":               2000,
-	}}
+	p := Prices{billing: map[string]Billing{}, perMinute: map[string]ledger.Amount{}}
+	for _, r := range provider.Registered() {
+		for model, price := range r.Prices {
+			p.perMinute[r.Name+"/"+model] = price
+		}
+	}
+	return p
 }
 
 // Billing is how a provider rounds the audio of one request before it
 // prices it.
-type Billing struct {
-	// Increment: each request is billed per started Increment; 0 is one
-	// second.
-	Increment time.Duration `json:"-"` // increment_seconds in JSON
-	// Minimum: a request shorter than Minimum is billed as Minimum.
-	Minimum time.Duration `json:"-"` // minimum_seconds in JSON
-}
+type Billing = provider.Billing
 
-// MarshalJSON writes b with its durations in seconds.
-func (b Billing) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Increment float64 `json:"increment_seconds"`
-		Minimum   float64 `json:"minimum_seconds"`
-	}{seconds(b.Increment), seconds(b.Minimum)})
-}
-
-// billings are the providers' rounding, as their price lists state it:
-// every one bills per started second of each request, without a minimum.
-var billings = map[string]Billing{
-	"sandbox":    {Increment: time.Second},
-	"openai":     {Increment: time.Second},
-	"deepgram":   {Increment: time.Second},
-	"assemblyai": {Increment: time.Second},
-}
-
-// BillingOf returns how provider rounds what it bills.
-func BillingOf(provider string) Billing {
-	if b, ok := billings[provider]; ok {
-		return b
+// BillingOf returns how provider rounds what it bills, as its
+// registration says (per started second for a provider not registered).
+func BillingOf(name string) Billing {
+	if r, err := provider.Lookup(name); err == nil {
+		return r.Billing
 	}
 	return Billing{Increment: time.Second}
 }
 
-// Cost is what one request of d costs at perMinute micro-dollars a
-// minute, rounded as b says, and the micro-dollars rounded up.
-func (b Billing) Cost(d time.Duration, perMinute ledger.Amount) ledger.Amount {
-	inc := b.Increment
-	if inc <= 0 {
-		inc = time.Second
-	}
-	d = max(d, b.Minimum)
-	billed := (d + inc - 1) / inc * inc
-	const perMinuteUs = int64(time.Minute / time.Microsecond)
-	return ledger.Amount((billed.Microseconds()*int64(perMinute) + perMinuteUs - 1) / perMinuteUs)
-}
-
 // PerMinute returns the price of provider/model.
-func (p Prices) PerMinute(provider, model string) (ledger.Amount, error) {
-	if v, ok := p.perMinute[provider+"/"+model]; ok {
+func (p Prices) PerMinute(name, model string) (ledger.Amount, error) {
+	if v, ok := p.perMinute[name+"/"+model]; ok {
 		return v, nil
+	}
+	if r, err := provider.Lookup(name); err == nil && r.AnyModel != nil {
+		return *r.AnyModel, nil // a self-hosted server runs any model
 	}
 	var known []string
 	for k := range p.perMinute {
-		if strings.HasPrefix(k, provider+"/") {
-			known = append(known, strings.TrimPrefix(k, provider+"/"))
+		if strings.HasPrefix(k, name+"/") {
+			known = append(known, strings.TrimPrefix(k, name+"/"))
 		}
 	}
-	return 0, fmt.Errorf("recall: no price for %s model %q (known: %s); add it to the prices file", provider, model, strings.Join(known, ", "))
+	slices.Sort(known)
+	return 0, fmt.Errorf("recall: no price for %s model %q (known: %s); add it to the prices file", name, model, strings.Join(known, ", "))
 }
 
 // Billing returns how provider rounds the requests of model: as the

@@ -60,8 +60,10 @@ func (s *standIn) deepgram(w http.ResponseWriter, r *http.Request) {
 		tag := r.URL.Query().Get("tag")
 		id := fmt.Sprintf("dg-%d", len(s.log)+1)
 		s.charged[tag]++
-		s.log = append(s.log, map[string]any{"request_id": id, "path": r.URL.RequestURI(),
-			"response": map[string]any{"code": 200, "details": map[string]any{"tags": []string{tag}}}})
+		// The request log's current shape (deepgram-python-sdk v7.6.0's
+		// ProjectRequestResponse): the status at the top level.
+		s.log = append(s.log, map[string]any{"request_id": id, "created": time.Now().UTC().Format(time.RFC3339), "path": r.URL.RequestURI(),
+			"code": 200, "response": map[string]any{}})
 		if s.fault == "drop-after-charge" {
 			s.fault = ""
 			drop(w)
@@ -75,7 +77,7 @@ func (s *standIn) deepgram(w http.ResponseWriter, r *http.Request) {
 			},
 		})
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/requests"):
-		json.NewEncoder(w).Encode(map[string]any{"requests": s.log})
+		json.NewEncoder(w).Encode(map[string]any{"page": 0, "limit": 1000, "requests": s.log})
 	default:
 		http.NotFound(w, r)
 	}
@@ -95,9 +97,16 @@ func (s *standIn) assemblyai(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]string{"upload_url": fmt.Sprintf("https://cdn.stand-in/upload/%d", len(s.jobs)+100)})
 	case r.Method == http.MethodPost && r.URL.Path == "/v2/transcript":
 		var in struct {
-			AudioURL string `json:"audio_url"`
+			AudioURL     string   `json:"audio_url"`
+			SpeechModels []string `json:"speech_models"`
 		}
 		json.NewDecoder(r.Body).Decode(&in)
+		if len(in.SpeechModels) == 0 {
+			// The spec's TranscriptOptionalParams requires speech_models.
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]string{"error": "speech_models is required", "status": "error"})
+			return
+		}
 		job := &standInJob{id: fmt.Sprintf("aai-%d", len(s.jobs)+1), audioURL: in.AudioURL, status: "queued"}
 		s.jobs[job.id] = job
 		s.charged[job.id]++
@@ -108,11 +117,13 @@ func (s *standIn) assemblyai(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewEncoder(w).Encode(map[string]string{"id": job.id, "status": job.status})
 	case r.Method == http.MethodGet && r.URL.Path == "/v2/transcript":
-		var list []map[string]string
+		list := []map[string]any{}
 		for _, j := range s.jobs {
-			list = append(list, map[string]string{"id": j.id, "status": j.status, "audio_url": j.audioURL})
+			list = append(list, map[string]any{"id": j.id, "status": j.status, "audio_url": j.audioURL,
+				"created": time.Now().UTC().Format("2006-01-02T15:04:05.999999"), "completed": nil, "error": nil, "resource_url": "http://" + r.Host + "/v2/transcript/" + j.id})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"transcripts": list})
+		json.NewEncoder(w).Encode(map[string]any{"transcripts": list, "page_details": map[string]any{"limit": 200, "result_count": len(list),
+			"current_url": "http://" + r.Host + r.URL.RequestURI(), "prev_url": nil, "next_url": nil}})
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v2/transcript/"):
 		job := s.jobs[strings.TrimPrefix(r.URL.Path, "/v2/transcript/")]
 		if job == nil || s.fault == "poll-404" {
@@ -212,7 +223,7 @@ func TestAssemblyAI(t *testing.T) {
 			s := newStandIn(tt.fault)
 			srv := httptest.NewServer(http.HandlerFunc(s.assemblyai))
 			defer srv.Close()
-			aai := standInProvider(t, provider.Options{Name: "assemblyai", BaseURL: srv.URL, Model: "best", APIKey: "aai-key", Timeout: 5 * time.Second, PollEvery: 10 * time.Millisecond})
+			aai := standInProvider(t, provider.Options{Name: "assemblyai", BaseURL: srv.URL, Model: "universal-3-pro", APIKey: "aai-key", Timeout: 5 * time.Second, PollEvery: 10 * time.Millisecond})
 			rep := runWith(t, w, aai)
 			if !tt.want(rep) {
 				t.Fatalf("run with %q: %+v", tt.fault, rep)

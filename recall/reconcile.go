@@ -17,17 +17,24 @@ var ErrCannotAsk = errors.New("recall: this provider cannot be asked about a req
 // Reconciled is the outcome of asking the provider about one ambiguous
 // request.
 type Reconciled struct {
-	Key     string        `json:"key"`
-	Paths   []string      `json:"paths"`
-	State   journal.State `json:"state,omitempty"`
-	Error   string        `json:"error,omitempty"`
-	Request string        `json:"provider_request_id,omitempty"`
+	Key   string        `json:"key"`
+	Paths []string      `json:"paths"`
+	State journal.State `json:"state,omitempty"`
+	Error string        `json:"error,omitempty"`
+	// Check, when the provider's records proved nothing, says what a
+	// person can look at to resolve the request by hand.
+	Check   string `json:"check,omitempty"`
+	Request string `json:"provider_request_id,omitempty"`
 }
 
 // Reconcile asks prov about each ambiguous request of batch and resolves
 // it from the answer, with the evidence recorded: applied (with the
-// transcript the provider kept) or not applied. A provider that cannot be
-// asked gets ErrCannotAsk and nothing changes.
+// transcript the provider kept) or not applied. A request is resolved not
+// applied only when the provider's records were read whole, for the whole
+// time since it was committed as sending, and hold no charge of it;
+// anything less leaves it ambiguous, with the reason and what a person can
+// check (Reconciled.Error and Check). A provider that cannot be asked
+// gets ErrCannotAsk and nothing changes.
 func (a *Archive) Reconcile(ctx context.Context, batch string, prov *provider.Provider) ([]Reconciled, error) {
 	if !prov.KeepsRecords() {
 		return nil, fmt.Errorf("%w: %s keeps no record that can be looked up per request; check its usage page around the times 'recall-archive ambiguous' shows, and resolve each request by hand", ErrCannotAsk, prov.Name())
@@ -46,6 +53,9 @@ func (a *Archive) Reconcile(ctx context.Context, batch string, prov *provider.Pr
 		found, err := prov.Lookup(ctx, it.Key, ev)
 		if err != nil {
 			r.Error = err.Error()
+			if ue, ok := provider.Unproven(err); ok {
+				r.Check = ue.Check
+			}
 			out = append(out, r)
 			continue
 		}
@@ -55,7 +65,11 @@ func (a *Archive) Reconcile(ctx context.Context, batch string, prov *provider.Pr
 			d.Evidence["provider_request_id"] = found.RequestID
 			r.Request = found.RequestID
 		} else {
-			d.Note = "the provider has no record of this request"
+			d.Note = "the provider's records, read whole since the request was sent, hold no charge of it"
+			if found.RequestID != "" {
+				d.Note = "the provider refused the request (" + found.RequestID + "): not charged"
+				d.Evidence["provider_request_id"] = found.RequestID
+			}
 		}
 		op, err := a.Resolve(ctx, it.Key, d)
 		if err != nil {

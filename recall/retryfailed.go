@@ -56,7 +56,7 @@ func (a *Archive) retryFiles(ctx context.Context, batch string) (int, error) {
 	var again []string
 	for _, f := range failed {
 		if f.Phase != "proxy" {
-			again = append(again, f.Path)
+			again = append(again, f.Display())
 		}
 	}
 	n, err := a.store.Requeue(ctx, batch, "proxy")

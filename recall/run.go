@@ -49,8 +49,16 @@ type RunOptions struct {
 	// MaxChunkBytes lowers the provider's size limit per request.
 	MaxChunkBytes int64
 	// Worker names this process in leases and the audit log; default
-	// host:pid.
+	// journal.ProcessWorker(), unique to the process.
 	Worker string
+	// Outbox is the directory that keeps the answers of requests that were
+	// sent until the database has recorded them (see outbox.go); default
+	// "outbox" in CacheDir, under the archive's name.
+	Outbox string
+	// pause, if set, is called at the named points of a chunk's request
+	// (see export_test.go): the tests freeze a worker there, after
+	// stopping its renewals with stop.
+	pause func(point, key string, stop func())
 	// Progress, if set, is told where each content stands as it moves
 	// through the run: converting, each chunk sent, waited for and
 	// answered, and the content finished. It is called from the workers,
@@ -94,8 +102,9 @@ type Progress struct {
 	State  journal.State
 	Detail string
 	// Outcome is how far the content got, when finished: done, ambiguous,
-	// failed, paid_without_transcript or waiting (the run was interrupted,
-	// or another run holds the content).
+	// failed, paid_without_transcript, sending (a request of it is in
+	// flight for another run, or a killed run's until its lease ends) or
+	// waiting (the run was interrupted, or another run holds the content).
 	Outcome string
 }
 
@@ -121,20 +130,40 @@ type RunReport struct {
 	Refusals []Refusal `json:"refusals"`
 	// Waiting counts contents not yet transcribed, for example because the
 	// run was interrupted.
-	Waiting  int       `json:"waiting"`
+	Waiting int `json:"waiting"`
+	// InFlight counts contents with a request in flight: another run's,
+	// or a killed run's until its lease ends (then it is ambiguous).
+	InFlight int       `json:"in_flight"`
 	Problems []Problem `json:"problems"`
+	// Notes say what went wrong and was made good: renewals of a lease
+	// that failed and were tried again, records tried again, answers
+	// recorded from the outbox.
+	Notes []string `json:"notes"`
+	// KeyRefused, if set, is the provider's refusal of the API key (401
+	// or 403) that ended the run: no chunk was sent after it.
+	KeyRefused string `json:"key_refused,omitempty"`
+	// Earlier are the batch's files that failed before this run (when
+	// added, or in an earlier run), safe to retry with retry-failed.
+	Earlier []Problem `json:"earlier_failures"`
 }
 
 // run holds what every worker of one Run shares.
 type run struct {
-	a        *Archive
-	opts     RunOptions
-	batch    string
-	who      Transcriber     // the provider and model that transcribe
-	sendCtx  context.Context // not canceled by an interrupt: a request in flight finishes
+	a       *Archive
+	opts    RunOptions
+	batch   string
+	who     Transcriber     // the provider and model that transcribe
+	sendCtx context.Context // not canceled by an interrupt: a request in flight finishes
+	outbox  *outbox
+	// stop ends the run early: the provider refused the key (refusal),
+	// or, with a cause that Run returns, a failure that no content
+	// survives, such as a write-ahead log replaced.
+	stop     context.CancelCauseFunc
 	mu       sync.Mutex
 	paid     int
 	problems []Problem
+	notes    []string
+	refusal  string            // the provider's refusal of the key, which stopped the run
 	names    map[string]string // each content's first path, for Progress
 }
 
@@ -144,7 +173,7 @@ type run struct {
 // the answer. A request that may have been applied is never sent again.
 // When ctx is canceled, no new chunk starts; the requests in flight finish.
 func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunReport, error) {
-	opts, err := runDefaults(opts)
+	opts, err := a.runDefaults(opts)
 	if err != nil {
 		return RunReport{}, err
 	}
@@ -158,12 +187,22 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	if err := a.store.Recover(ctx); err != nil {
 		return RunReport{}, err
 	}
+	box, err := openOutbox(opts.Outbox)
+	if err != nil {
+		return RunReport{}, err
+	}
+	outer := ctx
+	// Also ended by a refused key, and by a failure no content survives.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}, outbox: box, stop: stop}
+	// What an earlier run could not record is recorded first.
+	r.recordKept(ctx)
 	contents, err := a.store.Contents(ctx, batch)
 	if err != nil {
 		return RunReport{}, err
 	}
-	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
-	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}}
 	q := &queue{}
 	for _, c := range contents {
 		q.todo = append(q.todo, queued{sha: c.SHA256})
@@ -186,16 +225,35 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	}
 	wg.Wait()
 
-	rep, err := a.runReport(context.WithoutCancel(ctx), batch, who)
+	rep, err := a.runReport(context.WithoutCancel(outer), batch, who)
+	for try := 1; store.Passing(err) && try < recordTries; try++ {
+		// The database may be restarting: the report waits for it a while.
+		time.Sleep(recordPause)
+		rep, err = a.runReport(context.WithoutCancel(outer), batch, who)
+	}
+	if err != nil {
+		err = fmt.Errorf("recall: counting the batch's recordings after the run (%s): %w", words(err), err)
+	}
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
+	rep.Notes = append(rep.Notes, r.notes...)
+	rep.KeyRefused = r.refusal
+	if err == nil {
+		rep.Earlier, err = a.earlier(context.WithoutCancel(outer), batch, rep.Problems)
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return rep, cause
+	}
 	return rep, err
 }
 
 // runDefaults fills the options Run defaults, and makes its directories.
-func runDefaults(opts RunOptions) (RunOptions, error) {
+func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	if opts.Provider == nil {
 		return opts, errors.New("recall: run needs a provider")
+	}
+	if t, lease := opts.Provider.Timeout(), a.store.SendLease(); t > lease-lease/100 {
+		return opts, fmt.Errorf("recall: the provider's timeout (%s) outlives the lease a request is sent under (%s): a request must be over before its lease runs out; open the archive with a longer lease (Options.SendLease), or give the provider a shorter timeout", t, lease)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -213,6 +271,11 @@ func runDefaults(opts RunOptions) (RunOptions, error) {
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 		return opts, fmt.Errorf("recall: cache directory: %w", err)
 	}
+	if opts.Outbox == "" {
+		opts.Outbox = filepath.Join(opts.CacheDir, "outbox")
+	}
+	// One directory per archive: what one keeps is recorded in it only.
+	opts.Outbox = filepath.Join(opts.Outbox, a.store.ID())
 	// What killed runs were writing is of no use: their partial files go,
 	// those that other runs are writing stay.
 	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
@@ -278,7 +341,7 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 		return true
 	case errors.As(err, new(*storeError)):
 		// The database, not the recording: the content waits for the next run.
-		r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: err.Error()})
+		r.dbProblem(sha, "database", err)
 		return false
 	case err != nil && ctx.Err() != nil:
 		// Interrupted: ffmpeg was stopped, and the content waits for the
@@ -316,10 +379,12 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 // as the store's progress says it: a chunk in flight for another run
 // leaves the content waiting.
 func outcome(states []journal.State) string {
-	var ambiguous, failed, waiting bool
+	var ambiguous, failed, waiting, inFlight bool
 	for _, s := range states {
 		switch s {
 		case journal.Applied:
+		case journal.Sending:
+			inFlight = true
 		case journal.Ambiguous:
 			ambiguous = true
 		case journal.FailedSafe, journal.NotApplied:
@@ -331,6 +396,8 @@ func outcome(states []journal.State) string {
 	switch {
 	case ambiguous:
 		return string(store.Ambiguous)
+	case inFlight:
+		return string(store.Sending)
 	case failed:
 		return string(store.FailedSafely)
 	case waiting:
@@ -461,6 +528,7 @@ func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) 
 	if wait {
 		build = r.a.tools.Proxy
 	}
+	ctx = r.notices(ctx, sha, StageConverting)
 	r.emit(Progress{SHA256: sha, Stage: StageConverting})
 	if err := build(ctx, src, dst); err != nil {
 		return "", err
@@ -479,7 +547,18 @@ func (r *run) source(ctx context.Context, sha string) (string, error) {
 			return p, nil
 		}
 	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("this recording was recorded by the relative path %s, by an earlier version, and it is not there from %s: run 'recall-archive add' again from the directory it was added from, or with its absolute path", p, cwd())
+		}
+	}
 	return "", fmt.Errorf("none of the paths recorded for this recording (%s) still holds it: the file was changed or moved; add it again", strings.Join(paths, ", "))
+}
+
+// cwd is the working directory, for messages.
+func cwd() string {
+	d, _ := os.Getwd()
+	return d
 }
 
 // chunkFile returns the audio of one chunk, cut from the proxy when the
@@ -494,7 +573,7 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 		path = fmt.Sprintf("%s.%dof%d.mp3", proxy[:len(proxy)-len(".mp3")], c.Index+1, c.Count)
 		if _, err := os.Stat(path); err != nil {
 			r.emit(Progress{SHA256: c.SHA256, Stage: StageCutting, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration})
-			if err := r.a.tools.Cut(ctx, proxy, path, c.Start, c.Duration); err != nil {
+			if err := r.a.tools.Cut(r.notices(ctx, c.SHA256, StageCutting), proxy, path, c.Start, c.Duration); err != nil {
 				return "", 0, err
 			}
 		}
@@ -510,22 +589,37 @@ func (r *run) chunkFile(ctx context.Context, c store.Chunk) (string, int64, erro
 }
 
 // chunk sends one chunk, if it still needs sending, and returns its state
-// after: pending if it was not sent (another worker holds it, or the
-// batch's budget refused it: then refused is set).
+// after: pending if it was not sent (another worker holds it, its lease
+// was lost, or the batch's budget refused it: then refused is set).
 func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, refused bool) {
 	op, err := r.a.store.Operation(ctx, c.Key)
 	if err != nil {
-		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "journal", Error: err.Error()})
+		r.dbProblem(c.SHA256, "journal", err)
 		return journal.Pending, false
 	}
 	if op.State != journal.Pending {
 		return op.State, false // done, ambiguous, in flight, or failed: not ours to send
 	}
-	release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
+	held, release, err := r.a.store.Claim(ctx, c.Key, r.opts.Worker)
 	if err != nil {
-		return journal.Pending, false // another worker holds it
+		if !errors.Is(err, journal.ErrLeaseLost) && !errors.Is(err, journal.ErrIllegalTransition) {
+			r.dbProblem(c.SHA256, "claim", err)
+		}
+		return journal.Pending, false // another worker holds it, or has sent it
 	}
-	defer release()
+	keeping := sync.OnceValue(release)
+	defer func() { r.renewed(c, keeping()) }()
+	pause := func(point string) {
+		if r.opts.pause != nil {
+			r.opts.pause(point, c.Key, func() { keeping() })
+		}
+	}
+	pause("claimed")
+	// The work before the request stops when the run is interrupted, or
+	// when the lease is lost.
+	prep, endPrep := context.WithCancelCause(held)
+	defer endPrep(nil)
+	defer context.AfterFunc(ctx, func() { endPrep(context.Cause(ctx)) })()
 
 	if c.Duration <= 0 {
 		// A plan made by an older version from a proxy cut short: sending
@@ -533,41 +627,133 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent",
 			Detail: fmt.Sprintf("plan: chunk %d of %d lasts %s: nothing to transcribe", c.Index+1, c.Count, c.Duration)}, nil), false
 	}
-	path, size, err := r.chunkFile(ctx, c)
+	path, size, err := r.chunkFile(prep, c)
+	if held.Err() != nil {
+		return r.leaseLost(c, held), false
+	}
 	if err != nil {
 		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: "audio proxy: " + err.Error()}, nil), false
 	}
 	cost := r.price(c.Duration)
-	if err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost); err != nil {
+	sent, err := r.a.store.Send(ctx, r.batch, c.Key, r.opts.Worker, cost)
+	if err != nil {
 		var short *ledger.InsufficientError
-		if errors.As(err, &short) {
+		switch {
+		case errors.As(err, &short):
 			r.refuse(ctx, c, cost, cost-max(short.Available, 0))
 			return journal.Pending, true
+		case errors.Is(err, store.ErrLogReplaced):
+			r.fatal(err)
+			return journal.Pending, false
+		case errors.Is(err, journal.ErrLeaseLost):
+			return r.leaseLost(c, held), false
 		}
 		return r.record(ctx, c, journal.Report{Worker: r.opts.Worker, To: journal.FailedSafe, Phase: "not_sent", Detail: err.Error()}, nil), false
 	}
 
 	// The boundary: from here on, a failure may have been paid for; the
-	// provider's client never sends what was sent again.
+	// provider's client never sends what was sent again, and never starts
+	// it once the lease it was committed under is over (the fence).
 	note := func(ev journal.Evidence) error {
 		return r.a.store.Annotate(context.WithoutCancel(ctx), c.Key, r.opts.Worker, ev)
 	}
 	step := Progress{SHA256: c.SHA256, Stage: StageSending, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration, Cost: cost}
 	r.emit(step)
-	sendCtx := r.sendCtx
+	pause("sent")
+	sendCtx, cancel := sent.Fence(r.sendCtx)
+	defer cancel()
+	// The provider's timeout counts from the sending commit: a pause
+	// before the request starts is the request's time too.
+	sendCtx, cancelTimeout := context.WithTimeout(sendCtx, r.opts.Provider.Timeout())
+	defer cancelTimeout()
+	trace := &httptrace.ClientTrace{}
 	if r.opts.Progress != nil {
 		// Once a request is written, the wait is the provider's.
 		step.Stage = StageWaiting
-		sendCtx = httptrace.WithClientTrace(sendCtx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.emit(step) }})
+		trace.WroteRequest = func(httptrace.WroteRequestInfo) { r.emit(step) }
 	}
+	if r.opts.pause != nil {
+		trace.GotConn = func(httptrace.GotConnInfo) { pause("connected") }
+	}
+	sendCtx = httptrace.WithClientTrace(sendCtx, trace)
 	prov := r.opts.Provider
 	t, err := prov.Transcribe(sendCtx, provider.Chunk{Key: c.Key, Path: path, Size: size, Duration: c.Duration, Note: note})
+	pause("answered")
 	rep := provider.Report(r.opts.Worker, err)
+	rep.Attempt, rep.Instance = sent.Attempts, sent.Instance
+	var fence *journal.FenceError
+	if err != nil && errors.As(context.Cause(sendCtx), &fence) {
+		rep.Detail = "the lease it was sent under ran out before it was over: " + rep.Detail
+	}
+	if he, refused := provider.KeyRefused(err); refused {
+		r.refused(he)
+	}
 	if err != nil {
-		return r.record(ctx, c, rep, nil), false
+		return r.settle(ctx, c, rep, nil), false
 	}
 	rep.Evidence = journal.Evidence{"provider_request_id": t.RequestID, "provider": prov.Name(), "model": prov.Model()}
-	return r.record(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost}), false
+	return r.settle(ctx, c, rep, &store.Transcript{Transcript: t, Provider: prov.Name(), Model: prov.Model(), Cost: cost}), false
+}
+
+// leaseLost notes that the chunk c was not sent because its lease was
+// lost (held's cause says how), and returns its state: pending, for the
+// next run.
+func (r *run) leaseLost(c store.Chunk, held context.Context) journal.State {
+	r.problem(Problem{Path: c.SHA256, State: string(store.Waiting), Phase: "lease",
+		Error: fmt.Sprintf("chunk %d of %d was not sent: %v; it is sent by the next run, or by whichever run holds it now", c.Index+1, c.Count, context.Cause(held))})
+	return journal.Pending
+}
+
+// renewed notes renewals of the chunk's lease that failed, from the
+// error its keeper ended with: retried in time, a note; lost, the
+// chunk's problem was noted where it was found.
+func (r *run) renewed(c store.Chunk, err error) {
+	var re *journal.RenewError
+	if errors.As(err, &re) && !re.Lost {
+		r.note(fmt.Sprintf("%s: %v", r.name(c.SHA256), err))
+	}
+}
+
+// notices returns ctx with the notices of a writer that waits for another
+// one, told to the display and kept for the report's notes.
+func (r *run) notices(ctx context.Context, sha string, stage Stage) context.Context {
+	return media.WithNotices(ctx, func(n string) {
+		r.note(r.name(sha) + ": " + n)
+		r.emit(Progress{SHA256: sha, Stage: stage, Detail: n})
+	})
+}
+
+// fatal stops the run: err leaves no content that could go on.
+func (r *run) fatal(err error) { r.stop(err) }
+
+// note keeps a line for the report's notes.
+func (r *run) note(line string) {
+	r.mu.Lock()
+	r.notes = append(r.notes, line)
+	r.mu.Unlock()
+}
+
+// dbProblem notes a failure of the database with a content, in words.
+func (r *run) dbProblem(sha, phase string, err error) {
+	if errors.Is(err, store.ErrLogReplaced) {
+		r.fatal(err)
+	}
+	msg := err.Error()
+	if why := store.Explain(err); why != "" {
+		msg = why + ": " + msg
+	}
+	r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: msg + "; it waits for the next run"})
+}
+
+// refused ends the run after the provider refused the API key: every
+// other request would be refused too.
+func (r *run) refused(he *provider.HTTPError) {
+	r.mu.Lock()
+	if r.refusal == "" {
+		r.refusal = he.Error()
+	}
+	r.mu.Unlock()
+	r.stop(nil)
 }
 
 // refuse records that the batch's budget refused the chunk c, which needs
@@ -582,12 +768,101 @@ func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Am
 }
 
 // record stores a chunk's outcome, with its transcript and money, and
-// returns the chunk's state.
+// returns the chunk's state. A failure of the database that may pass is
+// tried again for a while.
 func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *store.Transcript) journal.State {
-	if err := r.a.store.Record(ctx, c, rep, t); err != nil {
-		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "record", Error: err.Error()})
+	if err := r.recordAgain(c, rep, t); err != nil {
+		r.recordFailed(c, err, "")
 		return journal.Pending
 	}
+	return r.recorded(c, rep)
+}
+
+// settle stores how a chunk's request that was sent ended, as record
+// does, keeping it in the outbox first: if the database cannot record
+// it, the next run does, from there.
+func (r *run) settle(ctx context.Context, c store.Chunk, rep journal.Report, t *store.Transcript) journal.State {
+	file, kerr := r.outbox.put(kept{Batch: r.batch, Chunk: c, Report: rep, Transcript: t, At: time.Now()})
+	if kerr != nil {
+		r.note(fmt.Sprintf("%s: %v; it is recorded in the database only", r.name(c.SHA256), kerr))
+	}
+	err := r.recordAgain(c, rep, t)
+	if err != nil {
+		r.recordFailed(c, err, file)
+		return journal.Sending // for the next run to record
+	}
+	if file != "" {
+		if err := r.outbox.done(c.Key); err != nil {
+			r.note(fmt.Sprintf("%s: recorded, but its copy in %s could not be removed: %v", r.name(c.SHA256), file, err))
+		}
+	}
+	return r.recorded(c, rep)
+}
+
+// recordAttempts bound how often, and for how long, a record that met a
+// failure of the database that may pass is tried again.
+const (
+	recordTries = 6
+	recordPause = time.Second
+)
+
+// recordAgain records the chunk's outcome, trying again after a failure
+// of the database that may pass (a restart, a lost connection).
+func (r *run) recordAgain(c store.Chunk, rep journal.Report, t *store.Transcript) error {
+	var last error
+	pause := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		err := r.a.store.Record(context.Background(), c, rep, t)
+		if err == nil {
+			if try > 1 {
+				r.note(fmt.Sprintf("%s: recording chunk %d of %d failed %d times (%s) and then succeeded", r.name(c.SHA256), c.Index+1, c.Count, try-1, words(last)))
+			}
+			return nil
+		}
+		last = err
+		if !store.Passing(err) || try == recordTries {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, recordPause)
+	}
+}
+
+// words is the explanation of a failure of the database, or its text.
+func words(err error) string {
+	if why := store.Explain(err); why != "" {
+		return why
+	}
+	return err.Error()
+}
+
+// recordFailed notes that the chunk's outcome could not be recorded;
+// file, if set, keeps it in the outbox: for the next run when the failure
+// may pass, set aside for a person when the journal refused it.
+func (r *run) recordFailed(c store.Chunk, err error, file string) {
+	if errors.Is(err, store.ErrLogReplaced) {
+		r.fatal(err)
+	}
+	msg := err.Error()
+	if why := store.Explain(err); why != "" {
+		msg = why + ": " + msg
+	}
+	switch {
+	case file == "":
+	case store.Passing(err) || errors.Is(err, store.ErrLogReplaced):
+		msg += "; the outcome is kept in " + file + ", and the next run records it from there"
+	default:
+		if aside, aerr := r.outbox.aside(c.Key); aerr == nil {
+			file = aside
+		}
+		msg += "; what the request got is kept in " + file + ", for a person to look at"
+	}
+	r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "record", Error: msg})
+}
+
+// recorded counts and tells of an outcome that was recorded, and returns
+// its state.
+func (r *run) recorded(c store.Chunk, rep journal.Report) journal.State {
 	if rep.To == journal.Applied {
 		r.mu.Lock()
 		r.paid++
@@ -596,6 +871,57 @@ func (r *run) record(ctx context.Context, c store.Chunk, rep journal.Report, t *
 	r.emit(Progress{SHA256: c.SHA256, Stage: StageAnswered, Chunk: c.Index + 1, Chunks: c.Count, Duration: c.Duration,
 		Cost: r.price(c.Duration), State: rep.To, Detail: rep.Detail})
 	return rep.To
+}
+
+// recordKept records what earlier runs kept in the outbox because the
+// database could not record it then.
+func (r *run) recordKept(ctx context.Context) {
+	entries, bad := r.outbox.list()
+	for path, err := range bad {
+		r.problem(Problem{Path: path, State: StateFailed, Phase: "outbox", Error: "an answer kept for the database cannot be read: " + err.Error() + "; it stays there"})
+	}
+	for _, k := range entries {
+		if ctx.Err() != nil {
+			return
+		}
+		err := r.recordAgain(k.Chunk, k.Report, k.Transcript)
+		name := r.name(k.Chunk.SHA256)
+		switch {
+		case err == nil:
+			r.note(fmt.Sprintf("%s: the outcome of chunk %d of %d (%s), kept on disk when it could not be recorded, is recorded", name, k.Chunk.Index+1, k.Chunk.Count, k.Report.To))
+			if k.Report.To == journal.Applied {
+				r.mu.Lock()
+				r.paid++
+				r.mu.Unlock()
+			}
+		case r.alreadyRecorded(k):
+			// Recorded before its copy could be removed.
+		default:
+			r.recordFailed(k.Chunk, err, r.outbox.path(k.Chunk.Key))
+			continue
+		}
+		if err := r.outbox.done(k.Chunk.Key); err != nil {
+			r.note(fmt.Sprintf("%s: %s could not be removed: %v", name, r.outbox.path(k.Chunk.Key), err))
+		}
+	}
+}
+
+// alreadyRecorded reports whether the outcome that k keeps is the one
+// the journal has.
+func (r *run) alreadyRecorded(k kept) bool {
+	op, err := r.a.store.Operation(context.Background(), k.Chunk.Key)
+	if err != nil || op.State != k.Report.To && !(k.Report.To == journal.FailedSafe && op.State == journal.NotApplied) {
+		return false
+	}
+	return op.Attempts == k.Report.Attempt
+}
+
+// name is a content's first path in the batch, for messages.
+func (r *run) name(sha string) string {
+	if paths, err := r.a.store.Paths(context.Background(), r.batch, sha); err == nil && len(paths) > 0 {
+		return paths[0]
+	}
+	return sha
 }
 
 // price is the cost of a request of d, as the provider bills it.
@@ -613,7 +939,7 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 
 // runReport counts the batch's contents by how far who got with them.
 func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
-	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}}
+	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}, Notes: []string{}, Earlier: []Problem{}}
 	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
 		return rep, err
@@ -630,6 +956,8 @@ func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) 
 			rep.Untranscribed++
 		case store.RefusedByBudget:
 			rep.Refused++
+		case store.Sending:
+			rep.InFlight++
 		default:
 			rep.Waiting++
 		}

@@ -2,12 +2,14 @@ package recall_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,13 @@ type world struct {
 	cache   string
 	// timeout bounds each paid request.
 	timeout time.Duration
+	// later moves the database's clock ahead, in nanoseconds.
+	later atomic.Int64
+}
+
+// pastLeases moves the database's clock past every lease taken so far.
+func (w *world) pastLeases() {
+	w.later.Add(int64(provider.DefaultTimeout + recall.LeaseMargin + time.Second))
 }
 
 func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *world {
@@ -43,7 +52,8 @@ func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *w
 		ffmpeg(t, filepath.Join(w.dir, name), "-f", "lavfi", "-i", "sine=frequency=300:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "1")
 	}
 	var err error
-	w.a, err = recall.Open(context.Background(), w.dbPath, recall.Options{})
+	// The database's clock, which the tests move past leases.
+	w.a, err = recall.Open(context.Background(), w.dbPath, recall.Options{Clock: func() time.Time { return time.Now().Add(time.Duration(w.later.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +91,13 @@ func (w *world) provider(name string) *provider.Provider {
 	return p
 }
 
+// run runs the batch through the sandbox's server as a provider of real
+// money (openai): the sandbox's own play money never meets a budget.
 func (w *world) run(opts recall.RunOptions) recall.RunReport {
 	w.t.Helper()
-	opts.Provider = w.provider("sandbox")
+	if opts.Provider == nil {
+		opts.Provider = w.provider("openai")
+	}
 	if opts.PricePerMinute == 0 {
 		opts.PricePerMinute = 6000
 	}
@@ -311,6 +325,10 @@ func TestResolveThenRetry(t *testing.T) {
 	if rr, _ := w.a.RetryFailed(context.Background(), "b"); rr.Requests != 0 || len(rr.Left) != 1 {
 		t.Fatalf("retry-failed touched an ambiguous request: %+v", rr)
 	}
+	if _, err := w.a.Resolve(context.Background(), amb[0].Key, recall.Decision{Applied: false, By: "ana", Note: "not in the sandbox's charges"}); !errors.Is(err, journal.ErrIllegalTransition) || !strings.Contains(err.Error(), "lease") {
+		t.Fatalf("not applied while the lease it was sent under runs: %v", err)
+	}
+	w.pastLeases()
 	if _, err := w.a.Resolve(context.Background(), amb[0].Key, recall.Decision{Applied: false, By: "ana", Note: "not in the sandbox's charges"}); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +391,7 @@ func TestAwkwardNamesGoThrough(t *testing.T) {
 // where the next chunk's begin.
 func TestChunkCuesDoNotOverlap(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
-	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000})
+	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000, Provider: w.provider("sandbox")})
 	if rep.Done != 1 || len(w.sandbox.Charges()) != 3 {
 		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
 	}
@@ -422,7 +440,7 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := w.run(recall.RunOptions{})
+	rep := w.run(recall.RunOptions{Provider: w.provider("sandbox")})
 	if w.sandbox.Requests() != 1 || len(w.sandbox.Charges()) != 1 {
 		t.Fatalf("%d requests, %d charges: want the one chunk with audio sent", w.sandbox.Requests(), len(w.sandbox.Charges()))
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // Hit is a transcript segment that matches a search. In JSON, its times
@@ -57,4 +59,17 @@ func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox b
 		}
 	}
 	return hits, nil
+}
+
+// SandboxHolds reports whether the sandbox's placeholder transcripts, left
+// out of a search unless asked, hold query: for telling that an empty
+// search would find something with them.
+func (a *Archive) SandboxHolds(ctx context.Context, query string) (bool, error) {
+	hits, err := a.Search(ctx, query, 1, true)
+	for _, h := range hits {
+		if h.Provider == store.Sandbox {
+			return true, err
+		}
+	}
+	return false, err
 }

@@ -83,7 +83,7 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0}
+	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0, string(store.Sending): 0}
 	for _, p := range progress {
 		st.Transcription[string(p)]++
 	}
@@ -91,12 +91,28 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	return st, err
 }
 
+// earlier lists the batch's files that failed, but for those of shown.
+func (a *Archive) earlier(ctx context.Context, batch string, shown []Problem) ([]Problem, error) {
+	files, err := a.store.Files(ctx, batch, StateFailed)
+	seen := map[string]bool{}
+	for _, p := range shown {
+		seen[p.Path] = true
+	}
+	out := []Problem{}
+	for _, f := range files {
+		if !seen[f.Display()] {
+			out = append(out, Problem{Path: f.Display(), State: f.State, Phase: f.Phase, Error: f.Error})
+		}
+	}
+	return out, err
+}
+
 // problems lists the batch's files that failed or were rejected, by path.
 func (a *Archive) problems(ctx context.Context, batch string) ([]Problem, error) {
 	files, err := a.store.Files(ctx, batch, StateFailed, StateRejected)
 	out := make([]Problem, 0, len(files))
 	for _, f := range files {
-		out = append(out, Problem{Path: f.Path, State: f.State, Phase: f.Phase, Error: f.Error})
+		out = append(out, Problem{Path: f.Display(), State: f.State, Phase: f.Phase, Error: f.Error})
 	}
 	return out, err
 }
@@ -111,12 +127,40 @@ type Money struct {
 	HeldAmbiguous ledger.Amount `json:"held_ambiguous_micro_usd"`
 	// Spent is what applied requests cost.
 	Spent ledger.Amount `json:"spent_micro_usd"`
+	// Play is the sandbox's play money, held and charged: it counts in none
+	// of the above, nor against the budget.
+	Play PlayMoney `json:"sandbox_play_money"`
+	// Providers are the money paid and held per provider, the sandbox's
+	// (Play) among them.
+	Providers []ProviderMoney `json:"providers"`
 }
 
-// Money returns the batch's budget, held and spent amounts.
+// PlayMoney is what the sandbox held and charged: nothing was paid.
+type PlayMoney struct {
+	Held ledger.Amount `json:"held_micro_usd"`
+	// HeldAmbiguous is the part of Held that ambiguous requests hold.
+	HeldAmbiguous ledger.Amount `json:"held_ambiguous_micro_usd"`
+	Spent         ledger.Amount `json:"spent_micro_usd"`
+}
+
+// ProviderMoney is the money one provider was paid and is held for.
+type ProviderMoney struct {
+	Provider string        `json:"provider"`
+	Play     bool          `json:"play_money"`
+	Held     ledger.Amount `json:"held_micro_usd"`
+	Spent    ledger.Amount `json:"spent_micro_usd"`
+}
+
+// Money returns the batch's budget, held and spent amounts, real money
+// alone, with the sandbox's play money apart.
 func (a *Archive) Money(ctx context.Context, batch string) (Money, error) {
 	m, err := a.store.Money(ctx, batch)
-	return Money(m), err
+	out := Money{Budget: m.Budget, Held: m.Held, HeldAmbiguous: m.HeldAmbiguous, Spent: m.Spent,
+		Play: PlayMoney(m.Play), Providers: []ProviderMoney{}}
+	for _, p := range m.Providers {
+		out.Providers = append(out.Providers, ProviderMoney(p))
+	}
+	return out, err
 }
 
 // Operations returns the journal operations of the batch's chunks, by key.

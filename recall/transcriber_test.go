@@ -20,7 +20,7 @@ import (
 func TestAnotherProviderTranscribesAgain(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 3 * time.Second, "b.mp3": 4 * time.Second})
-	if rep := w.run(recall.RunOptions{Workers: 2}); rep.Done != 2 || rep.Paid != 2 {
+	if rep := w.run(recall.RunOptions{Workers: 2, Provider: w.provider("sandbox")}); rep.Done != 2 || rep.Paid != 2 {
 		t.Fatalf("the sandbox's run: %+v", rep)
 	}
 	out := t.TempDir()
@@ -55,12 +55,27 @@ func TestAnotherProviderTranscribesAgain(t *testing.T) {
 		t.Fatalf("openai's second run: %+v, %v", rep, err)
 	}
 	// The sandbox provider tags its requests with their keys; openai's are
-	// untagged.
-	if n, tagged := len(w.sandbox.Charges()), len(w.paidPerKey())-1; n != 4 || tagged != 2 || w.paidPerKey()[""] != 2 {
+	// tagged by their file's name.
+	var tagged, byFile int
+	for tag, n := range w.paidPerKey() {
+		if n == 1 && strings.HasPrefix(tag, "file:") {
+			byFile++
+		} else if n == 1 {
+			tagged++
+		}
+	}
+	if n := len(w.sandbox.Charges()); n != 4 || tagged != 2 || byFile != 2 {
 		t.Errorf("%d requests charged (%v); want each recording once by each provider", n, w.paidPerKey())
 	}
-	if m, _ := w.a.Money(ctx, "b"); m.Held != 0 {
-		t.Errorf("money held after both runs: %+v", m)
+	// The sandbox's run was play money; openai's is real.
+	var paid int64
+	for _, c := range w.sandbox.Charges() {
+		if strings.HasPrefix(c.Tag, "file:") {
+			paid += int64(c.Amount)
+		}
+	}
+	if m, _ := w.a.Money(ctx, "b"); m.Held != 0 || int64(m.Spent) != paid || m.Play.Spent == 0 || len(m.Providers) != 2 {
+		t.Errorf("money after both runs: %+v; want $%d spent by openai, the sandbox's apart", m, paid)
 	}
 
 	real := t.TempDir()

@@ -74,12 +74,13 @@ func open(t testing.TB, b backend) *env {
 func openDSN(t testing.TB, dsn string) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{})
+	c := newClock()
+	// The store's clock judges leases: the test moves it.
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	c := newClock()
 	return &env{
 		db:    db,
 		j:     journal.New(db.JournalStore(), journal.Options{Lease: lease, Now: c.Now}),

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/storetest"
@@ -19,8 +20,8 @@ func TestConformance(t *testing.T) {
 // harness reaches the backend b for the conformance suite.
 func harness(b backend) storetest.Harness {
 	return storetest.Harness{
-		Open: func(t testing.TB) storetest.Store {
-			db, err := sqlstore.Open(context.Background(), b.DSN(t), sqlstore.Options{})
+		Open: func(t testing.TB, clock func() time.Time) storetest.Store {
+			db, err := sqlstore.Open(context.Background(), b.DSN(t), sqlstore.Options{Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}

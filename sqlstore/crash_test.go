@@ -93,7 +93,7 @@ func crashRun(t *testing.T, b backend, killAfter, run int) (ambiguous, applied i
 			t.Errorf("run %d %s: %d operations, want %d: some were lost", run, stage, len(ops), n)
 		}
 		for _, op := range ops {
-			h, holdErr := holdOf(e, op.Key)
+			h, holdErr := holdOf(e, ledger.AttemptHoldID(op.Key, max(op.Attempts, 1)))
 			switch {
 			case sent[op.Key] > 1:
 				t.Errorf("run %d %s: %s was sent %d times", run, stage, op.Key, sent[op.Key])

@@ -53,7 +53,8 @@ func withMove(d *dialect) *dialect {
 	d.move = `UPDATE rubicon_operations SET state = $3, attempts = attempts + $4, lease_expires_at = $5, updated_at = $6,
 		last_phase = CASE WHEN $7 THEN $8 ELSE last_phase END, last_error = CASE WHEN $7 THEN $9 ELSE last_error END,
 		evidence = CASE WHEN ` + d.typed(1, "jsonb") + ` IS NULL THEN evidence ELSE ` + d.mergeEvidence + ` END
-		WHERE key = $2 AND state = $10 AND worker = $11 AND (` + d.typed(12, "bigint") + ` IS NULL OR lease_expires_at > $12)
+		WHERE key = $2 AND state = $10 AND worker = $11 AND instance = $13 AND (` + d.typed(12, "bigint") + ` IS NULL OR lease_expires_at > $12)
+			AND (` + d.typed(14, "integer") + ` = 0 OR attempts = $14)
 		RETURNING ` + operationColumns
 	return d
 }

@@ -39,6 +39,8 @@ type committer struct {
 	// wal, if set, syncs the write-ahead log after each commit, which
 	// SQLite itself then does not.
 	wal *walSyncer
+	// clock is the store's, for the transactions' journal.Clock.
+	clock *clock
 
 	mu      sync.Mutex
 	queue   []*writeReq
@@ -265,9 +267,9 @@ func (c *committer) begin() (*Tx, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Tx{q: stx, sqlTx: stx, d: c.d, stmts: c.stmts}, nil
+		return &Tx{q: stx, sqlTx: stx, d: c.d, stmts: c.stmts, clock: c.clock}, nil
 	}
-	tx := &Tx{q: c.conn, d: c.d, stmts: c.stmts}
+	tx := &Tx{q: c.conn, d: c.d, stmts: c.stmts, clock: c.clock}
 	// Through the statement cache, as every statement here: parsed once.
 	if _, err := tx.exec(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 )
 
-const operationColumns = `key, kind, subject, state, attempts, last_phase, last_error, evidence, worker, lease_expires_at, created_at, updated_at, resolution`
+const operationColumns = `key, kind, subject, state, attempts, last_phase, last_error, evidence, worker, instance, lease_expires_at, created_at, updated_at, resolution`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -33,7 +33,7 @@ func scanOperation(s scanner) (journal.Operation, error) {
 		resolution sql.NullString
 	)
 	if err := s.Scan(&op.Key, &op.Kind, &op.Subject, &state, &op.Attempts, &phase, &op.LastError, &evidence,
-		&op.Worker, &lease, &created, &updated, &resolution); err != nil {
+		&op.Worker, &op.Instance, &lease, &created, &updated, &resolution); err != nil {
 		return op, err
 	}
 	op.State, op.LastPhase = journal.State(state), rubicon.Phase(phase)
@@ -108,8 +108,8 @@ func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
 		resolution = string(b)
 	}
 	res, err := tx.exec(ctx, `UPDATE rubicon_operations SET state = $2, attempts = $3, last_phase = $4, last_error = $5,
-		evidence = $6, worker = $7, lease_expires_at = $8, updated_at = $9, resolution = $10 WHERE key = $1`,
-		op.Key, string(op.State), op.Attempts, string(op.LastPhase), op.LastError, ev, op.Worker, nullMicros(op.LeaseExpires), micros(op.Updated), resolution)
+		evidence = $6, worker = $7, instance = $8, lease_expires_at = $9, updated_at = $10, resolution = $11 WHERE key = $1`,
+		op.Key, string(op.State), op.Attempts, string(op.LastPhase), op.LastError, ev, op.Worker, op.Instance, nullMicros(op.LeaseExpires), micros(op.Updated), resolution)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (tx *Tx) Move(ctx context.Context, m journal.Move) (journal.Operation, bool
 		attempts = 1
 	}
 	rows, err := tx.query(ctx, tx.d.move, ev, m.Key, string(m.To), attempts, nullMicros(m.Lease), micros(m.Updated),
-		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter))
+		m.Failure, string(m.LastPhase), m.LastError, string(m.From), m.Worker, nullMicros(m.LeaseAfter), m.Instance, m.Attempt)
 	if err != nil {
 		return journal.Operation{}, false, err
 	}
@@ -173,12 +173,12 @@ func (tx *Tx) AppendEntry(ctx context.Context, e journal.Entry) error {
 }
 
 // ClaimPending implements journal.Tx.
-func (tx *Tx) ClaimPending(ctx context.Context, kind, worker string, n int, now, until time.Time) ([]journal.Operation, error) {
-	rows, err := tx.query(ctx, `UPDATE rubicon_operations SET worker = $1, lease_expires_at = $2, updated_at = $3
+func (tx *Tx) ClaimPending(ctx context.Context, kind, worker, instance string, n int, now, until time.Time) ([]journal.Operation, error) {
+	rows, err := tx.query(ctx, `UPDATE rubicon_operations SET worker = $1, lease_expires_at = $2, updated_at = $3, instance = $6
 		WHERE key IN (SELECT key FROM rubicon_operations
 			WHERE kind = $4 AND state = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
 			ORDER BY created_at, key LIMIT $5`+tx.d.skipLocked+`)
-		RETURNING `+operationColumns, worker, micros(until), micros(now), kind, n)
+		RETURNING `+operationColumns, worker, micros(until), micros(now), kind, n, instance)
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +193,12 @@ func (tx *Tx) ClaimPending(ctx context.Context, kind, worker string, n int, now,
 }
 
 // RenewLeases implements journal.Tx.
-func (tx *Tx) RenewLeases(ctx context.Context, worker string, keys []string, now, until time.Time) ([]string, error) {
+func (tx *Tx) RenewLeases(ctx context.Context, worker, instance string, keys []string, now, until time.Time) ([]string, error) {
 	var renewed []string
 	for _, k := range keys {
-		res, err := tx.exec(ctx, `UPDATE rubicon_operations SET lease_expires_at = $1
-			WHERE key = $2 AND worker = $3 AND state IN ('pending', 'sending') AND lease_expires_at > $4`,
-			micros(until), k, worker, micros(now))
+		res, err := tx.exec(ctx, `UPDATE rubicon_operations SET lease_expires_at = CASE WHEN lease_expires_at > $1 THEN lease_expires_at ELSE $1 END
+			WHERE key = $2 AND worker = $3 AND instance = $5 AND state IN ('pending', 'sending') AND lease_expires_at > $4`,
+			micros(until), k, worker, micros(now), instance)
 		if err != nil {
 			return renewed, err
 		}

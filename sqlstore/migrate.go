@@ -45,6 +45,9 @@ func coreMigrations() []Migration {
 	}, {
 		Component: coreComponent, Version: 3, Name: "holds found by their operation",
 		SQLite: read("core_sqlite_3.sql"), Postgres: read("core_postgres_3.sql"),
+	}, {
+		Component: coreComponent, Version: 4, Name: "leases name their journal; one clock per host",
+		SQLite: read("core_sqlite_4.sql"), Postgres: read("core_postgres_4.sql"),
 	}}
 }
 
@@ -55,6 +58,32 @@ const createSchemaTable = `CREATE TABLE IF NOT EXISTS rubicon_schema (
 	applied_at BIGINT NOT NULL,
 	PRIMARY KEY (component, version)
 )`
+
+// checkMigrated makes sure a database opened read-only has every
+// migration the program knows, and none it does not.
+func (db *DB) checkMigrated(ctx context.Context, app []Migration) error {
+	want := map[string]int{coreComponent: len(coreMigrations())}
+	order := []string{coreComponent}
+	for _, m := range app {
+		if _, seen := want[m.Component]; !seen {
+			order = append(order, m.Component)
+		}
+		want[m.Component]++
+	}
+	for _, c := range order {
+		v, err := db.SchemaVersion(ctx, c)
+		if err != nil {
+			return fmt.Errorf("sqlstore: %s opened read-only holds no schema this program knows: %w", db.name, err)
+		}
+		switch {
+		case v < want[c]:
+			return fmt.Errorf("sqlstore: %s opened read-only: its %s schema is at version %d, and this program needs %d; open it once with write access to upgrade it", db.name, c, v, want[c])
+		case v > want[c]:
+			return fmt.Errorf("sqlstore: %s was made by a newer version: its %s schema is at version %d, and this program knows versions up to %d; use a newer program", db.name, c, v, want[c])
+		}
+	}
+	return nil
+}
 
 // migrate applies every migration the database lacks, rubicon's first.
 func (db *DB) migrate(ctx context.Context, app []Migration) error {

@@ -49,8 +49,9 @@ func TestMain(m *testing.M) {
 // workerConfig is what a child worker is told through its environment.
 type workerConfig struct {
 	DSN, Server, Name string
-	// Offset moves the worker's clock, so that a restarted worker finds the
-	// leases of a killed one run out without waiting for them.
+	// Offset moves the store's clock in the worker, so that a restarted
+	// worker finds the leases of a killed one run out without waiting for
+	// them.
 	Offset time.Duration
 	Lease  time.Duration
 	// Pause, if set, sleeps up to a millisecond between the steps, so that
@@ -58,13 +59,19 @@ type workerConfig struct {
 	Pause bool
 	// Mode "hold" runs holder instead of worker.
 	Mode string
+	// Stderr, if set, receives the worker's standard error; by default the
+	// test's.
+	Stderr io.Writer
+	// Stop, "point:key", stops the worker at a point of key's request:
+	// see package testworker.
+	Stop string
 }
 
 func (c workerConfig) env() []string {
 	return append(os.Environ(), workerEnv+"=1",
 		"RUBICON_WORKER_DSN="+c.DSN, "RUBICON_WORKER_SERVER="+c.Server, "RUBICON_WORKER_NAME="+c.Name,
 		"RUBICON_WORKER_OFFSET="+c.Offset.String(), "RUBICON_WORKER_LEASE="+c.Lease.String(),
-		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode)
+		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode, "RUBICON_WORKER_STOP="+c.Stop)
 }
 
 // startWorker starts a worker process and waits until it has opened the
@@ -74,6 +81,9 @@ func startWorker(t testing.TB, c workerConfig) *exec.Cmd {
 	cmd := exec.Command(workerBinary, "-test.run=^$")
 	cmd.Env = c.env()
 	cmd.Stderr = os.Stderr
+	if c.Stderr != nil {
+		cmd.Stderr = c.Stderr
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

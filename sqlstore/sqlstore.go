@@ -23,10 +23,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // also the "pgx" driver
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -59,10 +61,37 @@ type Options struct {
 	// MaxConns caps PostgreSQL connections (default 10) and SQLite readers
 	// (default 4).
 	MaxConns int
+	// Clock, if set, replaces the store's clock (see clock.go: the
+	// database's on PostgreSQL, the host's boot clock on SQLite), which
+	// judges the journal's leases: for tests that move time. Every process
+	// that shares the database must then use the same.
+	Clock func() time.Time
+	// ReadOnly opens the database for reading only, as a file or a role
+	// without write access allows: nothing is migrated (a schema older
+	// than the program's is refused, naming the upgrade it needs), and
+	// every Update fails with an error wrapping ErrReadOnly.
+	ReadOnly bool
 }
+
+// idleInTransaction is how long PostgreSQL lets a transaction wait for
+// its client before it ends it, releasing its locks, unless the DSN says
+// otherwise.
+const idleInTransaction = time.Minute
 
 // ErrLocked reports a database that stayed locked past the busy timeout.
 var ErrLocked = errors.New("sqlstore: database is locked")
+
+// ErrLogReplaced reports a SQLite database whose write-ahead log was
+// deleted or replaced while it was open: its commits can no longer be
+// made durable, and every write fails until it is opened again.
+var ErrLogReplaced = errors.New("sqlstore: the write-ahead log was deleted or replaced")
+
+// ErrNotWritable reports a SQLite database that cannot be opened for
+// writing, as a read-only file or directory: Options.ReadOnly opens it.
+var ErrNotWritable = errors.New("not writable")
+
+// ErrReadOnly reports a write to a database opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("sqlstore: the database is opened read-only")
 
 // DB is an open journal-and-ledger database. It is safe for concurrent use.
 type DB struct {
@@ -77,6 +106,9 @@ type DB struct {
 	// readStmts caches SQLite's prepared statements of reads; nil on
 	// PostgreSQL, and in memory, where reads go through commits.
 	readStmts *stmtCache
+	clock     *clock
+	// readOnly: opened with Options.ReadOnly.
+	readOnly bool
 }
 
 // Open opens, creating it if needed, the database that dsn names, and
@@ -100,7 +132,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	var db *DB
 	var err error
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	pg := strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+	if pg {
 		db, err = openPostgres(dsn, opts)
 	} else {
 		db, err = openSQLite(dsn, opts)
@@ -108,7 +141,20 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := db.migrate(ctx, opts.Migrations); err != nil {
+	db.clock = &clock{fixed: opts.Clock, postgres: pg}
+	if db.commits != nil {
+		db.commits.clock = db.clock
+	}
+	db.readOnly = opts.ReadOnly
+	migrate := db.migrate
+	if opts.ReadOnly {
+		migrate = db.checkMigrated
+	}
+	if err := migrate(ctx, opts.Migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.anchorClock(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -120,10 +166,17 @@ func openPostgres(dsn string, opts Options) (*DB, error) {
 	if u, err := url.Parse(dsn); err == nil {
 		name = u.Redacted()
 	}
-	pool, err := sql.Open("pgx", dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open PostgreSQL %s: %w", name, err)
 	}
+	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		// A transaction of a process that stopped (suspended, frozen)
+		// holds its row locks until the server ends it: every other
+		// worker would wait for them. None of ours is idle for this long.
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.Itoa(int(idleInTransaction.Milliseconds()))
+	}
+	pool := stdlib.OpenDB(*cfg)
 	n := opts.MaxConns
 	if n <= 0 {
 		n = 10
@@ -142,6 +195,9 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 		opts.BusyTimeout.Milliseconds(), opts.Synchronous)
 	if memory {
 		return openMemory(common, opts)
+	}
+	if opts.ReadOnly {
+		return openSQLiteReadOnly(path, common, opts)
 	}
 	if err := checkWritable(path); err != nil {
 		return nil, err
@@ -201,6 +257,39 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 	direct.SetMaxOpenConns(1)
 	return &DB{d: sqliteDialect, writer: writer, reader: reader, direct: direct, name: path, timeout: opts.BusyTimeout,
 		commits: commits, readStmts: newStmtCache(reader)}, nil
+}
+
+// openSQLiteReadOnly opens the database at path for reading only. A
+// database whose write-ahead log is gone (closed cleanly) and whose
+// directory cannot be written is opened immutable: SQLite could not make
+// the shared-memory file beside it, and nothing can write it meanwhile.
+func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	params := "mode=ro&_pragma=query_only(1)&" + common
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) {
+		if probe, err := os.CreateTemp(filepath.Dir(path), ".rubicon-write-check-*"); err != nil {
+			params = "immutable=1&" + params
+		} else {
+			probe.Close()
+			os.Remove(probe.Name())
+		}
+	}
+	pool, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 4
+	}
+	pool.SetMaxOpenConns(n)
+	if err := pool.Ping(); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+	}
+	return &DB{d: sqliteDialect, writer: pool, reader: pool, direct: pool, name: path, timeout: opts.BusyTimeout}, nil
 }
 
 // openMemory opens a database that lives in memory for as long as the DB:
@@ -302,14 +391,14 @@ func checkWritable(path string) error {
 	// directory itself must be writable.
 	probe, err := os.CreateTemp(dir, ".rubicon-write-check-*")
 	if err != nil {
-		return fmt.Errorf("sqlstore: database %s is not writable: cannot create files in %s: %w", path, dir, err)
+		return fmt.Errorf("sqlstore: database %s is %w: cannot create files in %s: %w", path, ErrNotWritable, dir, err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
 	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
 		f.Close()
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("sqlstore: database %s is not writable: %w", path, err)
+		return fmt.Errorf("sqlstore: database %s is %w: %w", path, ErrNotWritable, err)
 	}
 	return nil
 }
@@ -351,6 +440,7 @@ type Tx struct {
 	d        *dialect
 	readOnly bool
 	stmts    *stmtCache // nil: no cache
+	clock    *clock
 }
 
 // Querier runs statements; *sql.Tx and *sql.Conn are Queriers.
@@ -372,6 +462,9 @@ func (tx *Tx) SQL() Querier { return tx.q }
 // call Update itself, and should do no slow work, since other writers wait
 // for it.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	if db.readOnly {
+		return fmt.Errorf("%w (%s): this changes it, and needs write access", ErrReadOnly, db.name)
+	}
 	if db.commits != nil {
 		return db.wrap(db.commits.do(ctx, fn))
 	}
@@ -409,7 +502,7 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 	if stmts != nil {
 		defer stmts.prepareWanted(ctx)
 	}
-	if err := fn(&Tx{q: stx, sqlTx: stx, d: db.d, readOnly: readOnly, stmts: stmts}); err != nil {
+	if err := fn(&Tx{q: stx, sqlTx: stx, d: db.d, readOnly: readOnly, stmts: stmts, clock: db.clock}); err != nil {
 		stx.Rollback()
 		return db.wrap(err)
 	}
@@ -421,7 +514,11 @@ func (db *DB) run(ctx context.Context, pool *sql.DB, readOnly bool, fn func(*Tx)
 func (db *DB) wrap(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
-		return fmt.Errorf("%w: %s stayed locked by another connection or process for the busy timeout (%s): %v", ErrLocked, db.name, db.timeout, err)
+		by := "another connection or process"
+		if holder := lockHolder(db.name); holder != "" {
+			by = holder
+		}
+		return fmt.Errorf("%w: %s stayed locked by %s for the busy timeout (%s): %v", ErrLocked, db.name, by, db.timeout, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
 )
@@ -22,6 +23,7 @@ func auditAcrossOperations(t *testing.T, h Harness) {
 	if _, _, err := e.j.Insert(e.ctx, journal.NewOperation{Key: "r1", Kind: "refund"}); err != nil {
 		t.Fatal(err)
 	}
+	e.clock.Advance(lease + time.Second) // the lease c2 was sent under is over
 	if _, err := e.j.Resolve(e.ctx, "c2", journal.Resolution{To: journal.NotApplied, By: "ana", Note: "not in the dashboard"}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/storetest"
@@ -14,8 +15,8 @@ import (
 // reaches behind the journal, its own way.
 func ExampleRun() {
 	harness := storetest.Harness{
-		Open: func(t testing.TB) storetest.Store {
-			db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "conformance.db"), sqlstore.Options{})
+		Open: func(t testing.TB, clock func() time.Time) storetest.Store {
+			db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "conformance.db"), sqlstore.Options{Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,6 +68,59 @@ func ledgerCases() []testCase {
 				t.Fatalf("verify: %+v, %v", bad, err)
 			}
 		}},
+		{name: "ClosedHoldIsNotHeldAgain", needs: needsUpdate, run: func(t *testing.T, h Harness) {
+			// The trap: an operation that failed safely is retried under
+			// the ID of the attempt before, whose hold was voided. Holding
+			// it must not pass for a hold.
+			e := open(t, h)
+			e.l.Open(e.ctx, "acct", "micro-USD", 100)
+			e.insert(t, "op")
+			e.claim(t, "op", "w1")
+			var first journal.Operation
+			err := e.update(func(tx Tx) (err error) {
+				if first, err = e.j.SendTx(e.ctx, tx, "op", "w1"); err != nil {
+					return err
+				}
+				_, err = e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: ledger.AttemptHoldID("op", first.Attempts), Account: "acct", Amount: 60, Operation: "op"})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.update(func(tx Tx) error {
+				if _, err := e.j.RecordTx(e.ctx, tx, "op", journal.Report{Worker: "w1", To: journal.FailedSafe, Phase: "not_sent"}); err != nil {
+					return err
+				}
+				_, err := e.l.VoidTx(e.ctx, tx, ledger.AttemptHoldID("op", first.Attempts))
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.j.RetrySafe(e.ctx, journal.Scope{Keys: []string{"op"}}); err != nil {
+				t.Fatal(err)
+			}
+			e.claim(t, "op", "w1")
+
+			_, err = e.l.Hold(e.ctx, ledger.HoldRequest{ID: ledger.AttemptHoldID("op", first.Attempts), Account: "acct", Amount: 60, Operation: "op"})
+			if !errors.Is(err, ledger.ErrHoldClosed) || !strings.Contains(err.Error(), "AttemptHoldID") {
+				t.Fatalf("holding a voided hold's ID again: %v; want ErrHoldClosed saying what to do", err)
+			}
+			var second journal.Operation
+			err = e.update(func(tx Tx) (err error) {
+				if second, err = e.j.SendTx(e.ctx, tx, "op", "w1"); err != nil {
+					return err
+				}
+				_, err = e.l.HoldTx(e.ctx, tx, ledger.HoldRequest{ID: ledger.AttemptHoldID("op", second.Attempts), Account: "acct", Amount: 60, Operation: "op"})
+				return err
+			})
+			if err != nil || second.Attempts == first.Attempts {
+				t.Fatalf("the second attempt's hold: %v (attempt %d after %d)", err, second.Attempts, first.Attempts)
+			}
+			if acct, _ := e.l.Account(e.ctx, "acct"); acct.Held != 60 {
+				t.Fatalf("held %d before the second request, want 60", acct.Held)
+			}
+		}},
 		{name: "HoldAndSendCommitTogether", needs: needsUpdate, run: func(t *testing.T, h Harness) {
 			e := open(t, h)
 			e.l.Open(e.ctx, "acct", "micro-USD", 100)

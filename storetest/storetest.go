@@ -6,8 +6,8 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, storetest.Harness{
-//			Open: func(t testing.TB) storetest.Store {
-//				s := mystore.OpenEmpty(t)
+//			Open: func(t testing.TB, clock func() time.Time) storetest.Store {
+//				s := mystore.OpenEmpty(t, clock)
 //				t.Cleanup(func() { s.Close() })
 //				return s
 //			},
@@ -18,7 +18,11 @@
 //	}
 //
 // The suite covers the state machine and its audit log, leases and
-// recovery, claims under concurrency, listing by filter (operations by
+// recovery, the rules that keep a lease (processes that share a worker
+// name, workers whose clocks are skewed or jump, judged by the store's
+// clock, the sending deadline, late answers, not applied only after the
+// lease, renewals that never shorten a lease and that fail and are tried
+// again), claims under concurrency, listing by filter (operations by
 // kind, subject prefix, state and key; holds by account, operation and
 // state), the ledger's holds and their limit under concurrency, joint transactions of a hold and a transition, values
 // at the limits the journal and the ledger document (exact evidence
@@ -33,6 +37,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -57,9 +62,11 @@ type Tx interface {
 
 // Harness tells the suite how to reach a store implementation.
 type Harness struct {
-	// Open returns a new, empty store for one test. It registers the
-	// store's closing with t.Cleanup. Required.
-	Open func(t testing.TB) Store
+	// Open returns a new, empty store for one test, whose clock (the one
+	// that judges leases: see journal.Clock) is clock, so that the suite
+	// can move time. It registers the store's closing with t.Cleanup.
+	// Required.
+	Open func(t testing.TB, clock func() time.Time) Store
 	// Update runs fn in one read-write transaction of s whose Tx serves
 	// both the journal and the ledger, committed if fn returns nil. Nil
 	// skips the cases of joint transactions.
@@ -109,7 +116,7 @@ func needsUpdate(h Harness) string {
 }
 
 func cases() []testCase {
-	return append(append(journalCases(), auditCases()...), append(ledgerCases(), limitCases()...)...)
+	return slices.Concat(journalCases(), leaseCases(), auditCases(), ledgerCases(), limitCases())
 }
 
 // lease is the journal's lease in the suite.
@@ -148,8 +155,8 @@ type env struct {
 
 func open(t testing.TB, h Harness) *env {
 	t.Helper()
-	s := h.Open(t)
 	c := newClock()
+	s := h.Open(t, c.Now)
 	return &env{
 		h:     h,
 		s:     s,

@@ -238,6 +238,8 @@ type callInfo struct {
 	outcome string
 	key     string
 	stats   callStats
+	// unrecorded is why the journal could not record the call's outcome.
+	unrecorded error
 	// redact redacts the call's result: the caller's secrets and the
 	// call's tokens.
 	redact *redactor
@@ -274,20 +276,27 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 	ctx, cancel := context.WithTimeout(ctx, t.Deadline)
 	defer cancel()
 	info := callInfo{redact: auth.redact}
+	var sent journal.Operation
 	if c.journals(t) {
 		var refusal string
-		info.key, refusal, err = c.begin(ctx, t, exact, args)
+		sent, refusal, err = c.begin(ctx, t, exact, args)
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded, redact: auth.redact}
 		}
 		if refusal != "" {
 			return Result{IsError: true, Text: refusal}, callInfo{outcome: OutcomeRefused, redact: auth.redact}
 		}
+		info.key = sent.Key
+		// The request starts before the lease it was committed under runs
+		// out, or not at all.
+		var cancel context.CancelFunc
+		ctx, cancel = sent.Fence(ctx)
+		defer cancel()
 	}
 	e := c.send(ctx, t, req, info.key, &info.stats, auth)
 	state := outcome(t, e)
 	if info.key != "" {
-		c.finish(context.WithoutCancel(ctx), info.key, state, e)
+		info.unrecorded = c.finish(context.WithoutCancel(ctx), sent, state, e)
 	}
 	if errors.Is(e.err, context.DeadlineExceeded) {
 		info.stats.deadline = true
@@ -344,6 +353,9 @@ func (c *Caller) send(ctx context.Context, t *Tool, req *http.Request, key strin
 	default:
 		ctx = transport.WithMode(ctx, t.Retry)
 	}
+	// The journal says what one call is; the transport is told so, and
+	// takes nothing else for a re-send of it.
+	ctx = transport.NewCall(ctx)
 	ctx = withRedirects(ctx, !t.Journaled())
 	ctx = context.WithValue(ctx, statsKey{}, stats)
 	ctx = withAuth(ctx, auth)
@@ -428,23 +440,24 @@ func digest(s string) string {
 
 // begin records a call of a tool that changes state, refusing it while a
 // call that the tool's guard holds it back for is in flight or ambiguous.
-func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage) (key, refusal string, err error) {
+func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage) (sent journal.Operation, refusal string, err error) {
 	id := c.identify(t, a)
 	c.beginning.Lock()
 	defer c.beginning.Unlock()
 	if refusal, err := c.held(ctx, t, id); err != nil || refusal != "" {
-		return "", refusal, err
+		return journal.Operation{}, refusal, err
 	}
-	key = id.subject + "/" + strings.ToLower(rand.Text()[:10])
+	key := id.subject + "/" + strings.ToLower(rand.Text()[:10])
 	ev := journal.Evidence{"tool": t.Name, "method": t.Method, "path": t.Path, "resource": id.resource, "call": id.call,
 		"upstream": rubicon.RedactURL(c.base), "arguments": storable(snippet(c.redact.string(string(args))))}
 	if t.Confirm {
 		ev["confirmed"] = "a person accepted it through the client"
 	}
-	if _, err := c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker); err != nil {
-		return "", "", err
+	sent, err = c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker)
+	if err != nil {
+		return journal.Operation{}, "", err
 	}
-	return key, "", nil
+	return sent, "", nil
 }
 
 // held returns why a call of t with identity id is refused, if an open
@@ -690,11 +703,21 @@ func (c *Caller) readersFor(t *Tool) []string {
 	return out
 }
 
-// finish records that the call journaled under key ended as e, in state:
-// the transport's evidence, or the answer's status and where a redirect
-// pointed, redacted.
-func (c *Caller) finish(ctx context.Context, key string, state journal.State, e ending) {
-	r := journal.Report{Worker: c.worker, To: state}
+// recordTries bounds how often finish tries to record an outcome that the
+// journal's store failed to take; it pauses up to recordPause between.
+const (
+	recordTries = 6
+	recordPause = time.Second
+)
+
+// finish records how the call sent under sent ended: the state that e
+// proves, with the upstream's status, request id and answer (redacted) as
+// evidence. An answer that arrives after recovery declared the call's
+// outcome unknown settles it all the same (the journal's late answer). A
+// store that fails is tried again for a while; the error that remains is
+// returned.
+func (c *Caller) finish(ctx context.Context, sent journal.Operation, state journal.State, e ending) error {
+	r := journal.Report{Worker: c.worker, To: state, Attempt: sent.Attempts}
 	if e.err != nil {
 		r.Detail, r.Phase = e.redact.string(e.err.Error()), rubicon.Sent // nothing shows where it failed
 		var re *rubicon.Error
@@ -711,6 +734,9 @@ func (c *Caller) finish(ctx context.Context, key string, state journal.State, e 
 		if e.requestID != "" {
 			r.Evidence["provider_request_id"] = e.redact.string(e.requestID)
 		}
+		if e.text != "" {
+			r.Evidence["answer"] = storable(snippet(e.text))
+		}
 		loc := c.location(e)
 		if loc != "" && e.status/100 == 3 {
 			r.Evidence["location"] = loc
@@ -725,7 +751,27 @@ func (c *Caller) finish(ctx context.Context, key string, state journal.State, e 
 	if state == journal.Ambiguous && r.Phase == "" {
 		r.Phase = rubicon.Answered
 	}
-	c.journal.Record(ctx, key, r)
+	var err error
+	pause := 100 * time.Millisecond
+	for try := 1; try <= recordTries; try++ {
+		if _, err = c.journal.Record(ctx, sent.Key, r); err == nil || !passing(err) {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, recordPause)
+	}
+	return err
+}
+
+// passing reports whether a failure to record may pass if tried again:
+// not a refusal by the journal's rules.
+func passing(err error) bool {
+	for _, lasting := range []error{journal.ErrIllegalTransition, journal.ErrLeaseLost, journal.ErrNotFound, journal.ErrInvalid, context.Canceled} {
+		if errors.Is(err, lasting) {
+			return false
+		}
+	}
+	return true
 }
 
 func reason(err error) string {

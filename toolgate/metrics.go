@@ -97,6 +97,12 @@ func (c *Caller) observed(t *Tool, info callInfo, d time.Duration) {
 		if info.stats.deadline {
 			attrs = append(attrs, "deadline", t.Deadline.String())
 		}
+		if info.unrecorded != nil {
+			// The call stays in flight in the journal: recovery makes it
+			// ambiguous once its lease is over, and a person settles it.
+			level = slog.LevelError
+			attrs = append(attrs, "unrecorded", info.unrecorded.Error())
+		}
 		c.log.Log(context.Background(), level, "call", attrs...)
 	}
 }

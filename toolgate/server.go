@@ -14,10 +14,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rubicon-go/rubicon/internal/version"
 )
 
-// Version is toolgate's version, told to MCP clients.
-const Version = "0.1.0"
+// Version returns toolgate's version as MCP clients are told it (in
+// serverInfo), from the build: what `toolgate version` prints first.
+func Version() string { return version.Get().Short() }
 
 // MCPTools returns the exposed tools as tools/list describes them, with
 // every annotation set explicitly from the risk class, and each input
@@ -124,7 +127,7 @@ func NewServer(cat *Catalog, caller *Caller) (*mcp.Server, error) {
 
 // newMCPServer returns the MCP server of cat's tools, without any.
 func newMCPServer(cat *Catalog) *mcp.Server {
-	return mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version},
+	return mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: cat.Doc.Title, Version: Version()},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 }
 

@@ -9,27 +9,13 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/rubicon-go/rubicon/transport"
 )
 
-// sameOrigin reports whether u has the origin of base: the same scheme,
-// host and port, a missing port being the scheme's own.
-func sameOrigin(u, base *url.URL) bool {
-	return strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Hostname(), base.Hostname()) &&
-		port(u) == port(base)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
-}
+// sameOrigin reports whether u has the origin of base, by the rule of
+// rubicon's transport.
+func sameOrigin(u, base *url.URL) bool { return transport.SameOrigin(u, base) }
 
 // followKey marks a call's context with whether its redirects may be
 // followed.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/rubicon-go/rubicon"
 )
@@ -51,6 +52,23 @@ type attempt struct {
 	// sentBefore counts the earlier GotConns on whose connection the
 	// request was written: net/http's own resends of it.
 	sentBefore int
+	// late is set when the attempt's deadline had passed before it
+	// started, so that it was never handed to the base transport.
+	late bool
+}
+
+// tooLate reports whether the attempt's deadline has already passed, and
+// marks the attempt as never started if so. A process that wakes from a
+// pause after its deadline must not start a request.
+func (a *attempt) tooLate() bool {
+	deadline, ok := a.Deadline()
+	if !ok || time.Now().Before(deadline) {
+		return false
+	}
+	a.mu.Lock()
+	a.late = true
+	a.mu.Unlock()
+	return true
 }
 
 // newAttempt returns an attempt whose context derives from parent, and the
@@ -100,6 +118,12 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 		return
 	}
 	a.start = counted.written.Load()
+	if !multiplexed(info.Conn, counted) {
+		// On HTTP/1 the attempt is alone on the connection until it is
+		// answered, so the connection's next write is this request's first.
+		deadline, _ := a.Deadline()
+		counted.setFence(deadline)
+	}
 }
 
 // phase judges a failed attempt after the base RoundTrip returned an error.
@@ -109,6 +133,9 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 func (a *attempt) phase(proofs bool) (rubicon.Phase, int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.late {
+		return rubicon.NotSent, 0
+	}
 	if !a.got {
 		if proofs {
 			return rubicon.NotSent, 0

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 )
 
 // dialFunc is the shape of http.Transport.DialContext.
@@ -35,10 +37,40 @@ type countingConn struct {
 	net.Conn
 	written atomic.Int64
 	h2      atomic.Bool
+	// fence, when set, is the deadline of the attempt that got the
+	// connection last, checked by the first write after it got it.
+	fence atomic.Pointer[time.Time]
 }
 
-// Write writes p and counts what the connection accepted.
+// errFenced is the write error of an attempt whose deadline passed before
+// its first byte was written.
+var errFenced = errors.New("transport: the request's deadline passed before its first byte was written; nothing was sent")
+
+// setFence arms the check of the next write against deadline; a zero
+// deadline disarms it.
+func (c *countingConn) setFence(deadline time.Time) {
+	if deadline.IsZero() {
+		c.fence.Store(nil)
+		return
+	}
+	c.fence.Store(&deadline)
+}
+
+// passedFence reports whether the deadline armed by setFence has passed,
+// and disarms it: only the first write of an attempt is checked.
+func (c *countingConn) passedFence() bool {
+	f := c.fence.Swap(nil)
+	return f != nil && !time.Now().Before(*f)
+}
+
+// Write writes p and counts what the connection accepted. The first write
+// of an attempt whose deadline has passed writes nothing: a process that
+// was frozen between taking a connection and writing on it (a stopped
+// process, a long pause) must not send a request whose time is over.
 func (c *countingConn) Write(p []byte) (int, error) {
+	if c.passedFence() {
+		return 0, errFenced
+	}
 	n, err := c.Conn.Write(p)
 	if n > 0 && c.written.Add(int64(n)) == int64(n) && bytes.HasPrefix(p, h2Preface) {
 		c.h2.Store(true)
@@ -49,6 +81,9 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // ReadFrom keeps the underlying connection's fast path (sendfile, splice,
 // or a direct WriteTo from the body) while counting what it wrote.
 func (c *countingConn) ReadFrom(r io.Reader) (int64, error) {
+	if c.passedFence() {
+		return 0, errFenced
+	}
 	var n int64
 	var err error
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {

@@ -42,6 +42,19 @@
 // fails after an idempotent (or Idempotency-Key) request was written; the
 // server may have received both, and rubicon counts both.
 //
+// # Deadlines as fences
+//
+// A request is never started after its context's deadline, whether or not
+// the context's timer has fired: the Transport checks the deadline before
+// each attempt and, on HTTP/1, again right before the first byte of the
+// request is written on the connection (on HTTP/2, where streams share a
+// connection, only before the attempt). A process that was stopped or
+// paused after it took a connection wakes up to an attempt that is not
+// sent, and to an error that says so. A caller that holds a lease (see
+// package journal) sends under a context whose deadline is the lease's end,
+// so that nothing is sent once another worker may have taken the lease
+// over.
+//
 // The proofs need the base RoundTripper to be an *http.Transport (or nil,
 // for a clone of http.DefaultTransport); the Transport works on a clone of
 // it with a counting dialer. Any other base is treated as if every failed

@@ -149,3 +149,39 @@ func ExampleWithReport() {
 	// outcome: not_applied safe to retry: true
 	// the server asked to wait: 2m0s
 }
+
+// Whoever sends a call again once its outcome is unknown (a retry loop
+// above the transport, the application) gets the same verdict, and
+// nothing reaches the wire. A second call on purpose goes under a call
+// of its own.
+func ExampleNewCall() {
+	srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead))
+	defer srv.Close()
+	client, err := transport.NewClient(transport.Options{})
+	if err != nil {
+		panic(err)
+	}
+	charge := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL()+"/v1/charges", strings.NewReader(`{"amount":500}`))
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+
+	first := charge(context.Background())
+	again := charge(context.Background())
+	fmt.Println("first may have been applied:", rubicon.IsAmbiguous(first))
+	fmt.Println("sent again:", !errors.Is(again, transport.ErrResendRefused), "- may have been applied:", rubicon.IsAmbiguous(again))
+
+	// Someone checked: the first charge was never made. A new one, on purpose:
+	second := charge(transport.NewCall(context.Background()))
+	fmt.Println("separate call:", second)
+	fmt.Println("charges received by the server:", srv.Effects())
+	// Output:
+	// first may have been applied: true
+	// sent again: false - may have been applied: true
+	// separate call: <nil>
+	// charges received by the server: 2
+}

@@ -3,11 +3,13 @@ package transport
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,6 +43,16 @@ type Options struct {
 	// Observe, if set, is called after every attempt, in the goroutine that
 	// made the call. It must not block or modify the request.
 	Observe func(Attempt)
+	// ResendWindow is how long the Transport remembers a call whose outcome
+	// was unknown, so that a layer above it that sends the same call again
+	// (an SDK's retry loop, an http.Client wrapper, the application) gets
+	// that call's error at once, and nothing reaches the wire. A call is
+	// the same when it carries the same idempotency key to the same origin
+	// or, without a key, has the same method, URL and body under the same
+	// [NewCall] (or none). Calls of opted-in operations and reads are not
+	// remembered: sending those again is safe. Zero means
+	// DefaultResendWindow; a negative window turns the memory off.
+	ResendWindow time.Duration
 }
 
 // Attempt describes one finished attempt, for [Options.Observe].
@@ -76,27 +88,73 @@ type Attempt struct {
 	Decision retry.Decision
 }
 
-// Report is how a call ended, for a caller that asked with [WithReport].
+// Report is how a logical call ended, for a caller that asked with
+// [WithReport]. It describes every request sent under the context it was
+// given to: an SDK's own retries of a request, a request that follows a
+// redirect, a re-send that the Transport refused.
 type Report struct {
-	// Outcome is what the call proves about the request's effect, over
-	// every attempt: Applied after a success.
+	// Outcome is what the call proves about its effect, over every request
+	// and attempt: Applied once an answer proves the effect applied;
+	// Unknown when a request may have been applied and no later answer
+	// proved it applied (a read that follows proves nothing either way);
+	// otherwise the last request's outcome.
 	Outcome rubicon.Outcome
-	// Attempts counts the requests sent, net/http's own resends included.
+	// Attempts counts the requests sent, over every request under the
+	// context, net/http's own resends included. A refused re-send adds none.
 	Attempts int
+	// Requests counts the requests that reached the Transport under the
+	// context, refused ones included.
+	Requests int
 	// Err is nil when the call's outcome is Applied. Otherwise it is the
-	// *rubicon.Error that describes the call: the error RoundTrip returned,
-	// or, when RoundTrip returned a response (a 429, a 503, a 404), the
-	// error that describes that answer: its outcome, the attempts, the wait
-	// the server asked for, and why no further attempt was made.
+	// *rubicon.Error that describes the last request, with the call's
+	// Outcome and Attempts: the error RoundTrip returned, or, when
+	// RoundTrip returned a response (a 429, a 503, a 404), the error that
+	// describes that answer: its outcome, the wait the server asked for,
+	// and why no further attempt was made.
 	Err *rubicon.Error
+
+	// unknown is set while an earlier request may have been applied.
+	unknown bool
+}
+
+// add counts one request that ended with outcome, after attempts, as e
+// describes it (nil when applied). A read leaves an unknown outcome
+// unknown, since it applies nothing.
+func (r *Report) add(outcome rubicon.Outcome, attempts int, read bool, e *rubicon.Error) {
+	r.Requests++
+	r.Attempts += attempts
+	switch {
+	case outcome == rubicon.Applied && !(read && r.unknown):
+		r.Outcome, r.unknown, r.Err = rubicon.Applied, false, nil
+		return
+	case outcome == rubicon.Unknown:
+		r.unknown = true
+	}
+	if r.unknown {
+		outcome = rubicon.Unknown
+	}
+	r.Outcome = outcome
+	if e == nil {
+		// A read answered after a request whose outcome is unknown: the
+		// error of the call is still that request's.
+		if r.Err != nil {
+			r.Err.Attempts = r.Attempts
+		}
+		return
+	}
+	whole := *e
+	whole.Outcome, whole.Attempts = outcome, r.Attempts
+	r.Err = &whole
 }
 
 type reportKey struct{}
 
 // WithReport returns a context under which the Transport stores, in *r, how
-// each call ends, once RoundTrip returns. Through an http.Client that
-// follows redirects, *r describes the last request, whose response the
-// client returns.
+// the logical call made under it ends: every request sent under the
+// context adds to *r as RoundTrip returns, so that r describes an SDK's
+// whole call, its own retries and the requests that follow redirects
+// included. Use a fresh Report for each logical call, and one call at a
+// time under it.
 //
 // RoundTrip returns every response that ends a call, as the
 // http.RoundTripper contract requires, including one after which the
@@ -127,6 +185,7 @@ type Transport struct {
 	keyHeader string
 	ops       *operations
 	observe   func(Attempt)
+	resends   *resends
 }
 
 // New returns a Transport that sends through base. A nil base means a clone
@@ -135,6 +194,7 @@ type Transport struct {
 // was not sent; the caller's transport is left as it was.
 func New(base http.RoundTripper, opts Options) (*Transport, error) {
 	t := &Transport{
+		resends:   newResends(opts.ResendWindow),
 		policy:    opts.Policy,
 		budget:    opts.Budget,
 		keyHeader: http.CanonicalHeaderKey(opts.IdempotencyHeader),
@@ -219,6 +279,11 @@ func (t *Transport) CloseIdleConnections() {
 // http.RoundTripper contract requires, and a *rubicon.Error only when the
 // call ended without one. [WithReport] tells a caller what a returned
 // response proves and why no further attempt was made.
+//
+// A request that repeats a call whose outcome was unknown is not sent: it
+// gets that call's error at once (see [Options.ResendWindow]). A request
+// that http.Client makes to follow a redirect to another origin carries no
+// credential there, and one that may have an effect is not sent at all.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	if req.URL == nil {
@@ -226,20 +291,33 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("rubicon: request has no URL")
 	}
 	mode, key := t.modeOf(req)
+	c := call{t: t, req: req, mode: mode, header: req.Header, body: req.Body, getBody: req.GetBody}
+	if err := c.followRedirect(); err != nil {
+		return nil, err
+	}
+	if err := c.guardResend(start); err != nil {
+		return nil, err
+	}
 	if t.budget != nil {
 		t.budget.Call(req.URL.Host, start)
 	}
 
 	ctx := req.Context()
-	callerDeadline, _ := ctx.Deadline()
-	callCtx, cancelCall := ctx, context.CancelFunc(nil)
-	if deadline, ok := t.policy.CallDeadline(start, callerDeadline); ok && !deadline.Equal(callerDeadline) {
-		callCtx, cancelCall = context.WithDeadline(ctx, deadline)
+	ctxDeadline, _ := ctx.Deadline()
+	callerDeadline := ctxDeadline
+	if req.Cancel != nil && !ctxDeadline.IsZero() {
+		// http.Client sets Cancel when its Timeout applies to a transport it
+		// does not know, and replaces the error of a call its timer ends by
+		// its own, untyped one: end the call first.
+		callerDeadline = ctxDeadline.Add(-clientTimeoutMargin(start, ctxDeadline))
+	}
+	callCtx := ctx
+	if deadline, ok := t.policy.CallDeadline(start, callerDeadline); ok && !deadline.Equal(ctxDeadline) {
+		callCtx, c.cancelCall = context.WithDeadline(ctx, deadline)
 	}
 
-	header, base := t.prepare(req, mode, key)
-	c := call{t: t, req: req, mode: mode, cancelCall: cancelCall}
-	body := req.Body
+	header, base := t.prepare(c.header, req, mode, key)
+	body := c.body
 	for {
 		attemptCtx, cancelAttempt := callCtx, context.CancelFunc(nil)
 		if d := t.policy.AttemptTimeout(); d > 0 {
@@ -247,9 +325,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		a, sendCtx := newAttempt(attemptCtx)
 		r := req.WithContext(sendCtx)
-		r.Header, r.Body = header, body
+		r.Header, r.Body, r.GetBody = header, body, c.getBody
 
-		resp, err := base.RoundTrip(r)
+		var resp *http.Response
+		var err error
+		if a.tooLate() {
+			closeBody(r)
+			err = errFenced
+		} else {
+			resp, err = base.RoundTrip(r)
+		}
 		now := time.Now()
 		info := c.attempted(a, resp, err)
 		if err == nil && !t.policy.MayRetryStatus(resp.StatusCode) {
@@ -261,12 +346,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			in.Header = resp.Header
 		}
-		d := t.decide(in, req, err, callCtx)
+		d := t.decide(in, req, c.getBody, err, callCtx)
 		var next io.ReadCloser
-		if d.Retry && req.GetBody != nil {
+		if d.Retry && c.getBody != nil {
 			// Rewind now, so that a body that cannot be produced again ends
 			// the call with the response in hand.
-			b, bodyErr := req.GetBody()
+			b, bodyErr := c.getBody()
 			if bodyErr != nil {
 				d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
 				if err != nil {
@@ -303,10 +388,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// clientTimeoutMargin is how much earlier than an http.Client's timeout
+// the Transport ends a call, so that the Client returns the Transport's
+// error rather than its own: a tenth of the time left, at most 250 ms.
+func clientTimeoutMargin(start, deadline time.Time) time.Duration {
+	return min(deadline.Sub(start)/10, 250*time.Millisecond)
+}
+
 // prepare returns the header to send req with, and the transport to send it
 // through.
-func (t *Transport) prepare(req *http.Request, mode retry.Mode, key string) (http.Header, http.RoundTripper) {
-	header := req.Header
+func (t *Transport) prepare(header http.Header, req *http.Request, mode retry.Mode, key string) (http.Header, http.RoundTripper) {
 	if header == nil {
 		// As http.Client does, read a nil header as an empty one.
 		header = make(http.Header)
@@ -322,29 +413,82 @@ func (t *Transport) prepare(req *http.Request, mode retry.Mode, key string) (htt
 		}
 		return header, t.base
 	}
-	if t.noReuse != nil && netHTTPWouldResend(req) && !resentAfterSent(mode, req.Method) {
+	if resentAfterSent(mode, req.Method) {
+		return header, t.base
+	}
+	header = hideKeyFromResend(header)
+	if t.noReuse != nil && retry.IsSafeMethod(req.Method) && replayable(req) {
+		// net/http sends a safe method again by itself after a reused
+		// connection failed; only a fresh connection rules that out.
 		return header, t.noReuse
 	}
 	return header, t.base
 }
 
+// resendKeys are the headers whose presence makes net/http send a written
+// request again by itself, on another connection, when the reused
+// connection it was written on fails (http.Request.isReplayable).
+var resendKeys = [...]struct{ canonical, lower string }{
+	{"Idempotency-Key", "idempotency-key"},
+	{"X-Idempotency-Key", "x-idempotency-key"},
+}
+
+// hideKeyFromResend returns header with the idempotency key headers that
+// net/http's own resend rule looks for under their canonical names stored
+// under lower-case names instead: the same headers on the wire (header
+// names are case-insensitive, and HTTP/2 sends them in lower case anyway),
+// but a request that net/http no longer resends by itself. The request
+// keeps its kept-alive connection, which a fresh connection per request
+// would cost it.
+func hideKeyFromResend(header http.Header) http.Header {
+	var hidden http.Header
+	for _, k := range resendKeys {
+		v, ok := header[k.canonical]
+		if !ok {
+			continue
+		}
+		if hidden == nil {
+			// A shallow copy: the values are shared, and nothing below
+			// writes to them.
+			hidden = make(http.Header, len(header))
+			maps.Copy(hidden, header)
+		}
+		delete(hidden, k.canonical)
+		hidden[k.lower] = v
+	}
+	if hidden == nil {
+		return header
+	}
+	return hidden
+}
+
 // decide applies the policy to a failed attempt, then what the policy
 // cannot see: the call's context, permanent errors, the body, the budget.
-func (t *Transport) decide(in retry.Input, req *http.Request, err error, callCtx context.Context) retry.Decision {
+func (t *Transport) decide(in retry.Input, req *http.Request, getBody func() (io.ReadCloser, error), err error, callCtx context.Context) retry.Decision {
 	d := t.policy.Decide(in)
 	switch {
 	case !d.Retry:
 	case callCtx.Err() != nil:
 		// The caller gave up, or the deadline passed, during the attempt.
 		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: endReason(callCtx)}
+	case pastDeadline(callCtx, in.Now):
+		// The deadline has passed and its timer has not fired yet, as
+		// after a pause of the process.
+		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopDeadline}
 	case err != nil && permanent(err):
 		d = retry.Decision{Reason: reasonPermanent}
-	case !replayable(req):
+	case !(req.Body == nil || req.Body == http.NoBody || getBody != nil):
 		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: reasonBodyNotReplayable}
 	case t.budget != nil && !t.budget.Withdraw(req.URL.Host, in.Now):
 		d = retry.Decision{RetryAfter: d.RetryAfter, Reason: retry.StopBudget}
 	}
 	return d
+}
+
+// pastDeadline reports whether ctx's deadline is not after now.
+func pastDeadline(ctx context.Context, now time.Time) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && !now.Before(deadline)
 }
 
 // endReason says why ctx ended.
@@ -380,6 +524,21 @@ type call struct {
 	req        *http.Request
 	mode       retry.Mode
 	cancelCall context.CancelFunc
+	// header, body and getBody are what the call sends: the request's own,
+	// unless a redirect to another origin took credentials from the header
+	// or telling a re-send apart had to read a body that cannot be read
+	// twice.
+	header  http.Header
+	body    io.ReadCloser
+	getBody func() (io.ReadCloser, error)
+	// guarded is set when the call is remembered if its outcome is
+	// unknown, as id, so that no layer above can send it again.
+	guarded    bool
+	identified bool
+	id         identity
+	// digesting digests a body that cannot be produced again as it is
+	// sent, for id.
+	digesting *digestingBody
 	// attempts counts the requests sent so far, net/http's own resends
 	// included.
 	attempts int
@@ -436,30 +595,102 @@ func (c *call) deliver(resp *http.Response, cancelAttempt context.CancelFunc, la
 	if cancelAttempt != nil || c.cancelCall != nil {
 		resp.Body = withCancel(resp.Body, cancelAttempt, c.cancelCall)
 	}
-	if rep := reportOf(c.req.Context()); rep != nil {
-		outcome := c.outcome(last.Outcome)
-		*rep = Report{Outcome: outcome, Attempts: c.attempts}
-		if outcome != rubicon.Applied {
-			if d.Reason == "" {
-				d.Reason = retry.StopStatus
-			}
-			if d.RetryAfter == 0 {
-				d.RetryAfter, _ = retry.ParseRetryAfter(resp.Header, time.Now())
-			}
-			rep.Err = c.error(last, d, nil)
+	outcome := c.outcome(last.Outcome)
+	var e *rubicon.Error
+	if outcome != rubicon.Applied {
+		if d.Reason == "" {
+			d.Reason = retry.StopStatus
+		}
+		if d.RetryAfter == 0 {
+			d.RetryAfter, _ = retry.ParseRetryAfter(resp.Header, time.Now())
+		}
+		e = c.error(last, d, nil)
+	}
+	if outcome == rubicon.Unknown && c.guarded {
+		// An SDK above would send the request again on this answer (a 500,
+		// a 503): tell it, in the headers its vendor's SDKs obey, not to.
+		for _, h := range doNotRetryHeaders {
+			resp.Header.Set(h, "false")
 		}
 	}
+	c.ended(outcome, e)
 	return resp
 }
+
+// doNotRetryHeaders are the response headers by which API vendors tell
+// their SDKs not to send a request again: OpenAI's and Anthropic's SDKs
+// (and others generated alike) read X-Should-Retry, Stripe's read
+// Stripe-Should-Retry.
+var doNotRetryHeaders = [...]string{"X-Should-Retry", "Stripe-Should-Retry"}
 
 // fail ends the call with a *rubicon.Error describing the last attempt.
 func (c *call) fail(last Attempt, d retry.Decision, cause error) error {
 	cancel(c.cancelCall)
 	e := c.error(last, d, cause)
-	if rep := reportOf(c.req.Context()); rep != nil {
-		*rep = Report{Outcome: e.Outcome, Attempts: e.Attempts, Err: e}
-	}
+	c.ended(e.Outcome, e)
 	return e
+}
+
+// ended remembers a call whose outcome is unknown and adds the call to
+// the caller's report.
+func (c *call) ended(outcome rubicon.Outcome, e *rubicon.Error) {
+	if outcome == rubicon.Unknown && c.guarded {
+		c.remember(e)
+	}
+	if rep := reportOf(c.req.Context()); rep != nil {
+		rep.add(outcome, c.attempts, c.isRead(), e)
+	}
+}
+
+// remember records the call as one whose outcome is unknown.
+func (c *call) remember(e *rubicon.Error) {
+	if !c.identified {
+		c.id = identify(c.req, c.t.keyHeader)
+	}
+	id := c.id
+	if id.key == "" && id.digest == "" {
+		switch {
+		case c.digesting != nil:
+			id.digest = c.digesting.digest()
+		case c.getBody != nil:
+			d, _, _, ok := digestBody(c.body, c.getBody)
+			if !ok {
+				return
+			}
+			id.digest = d
+		default:
+			id.digest = emptyDigest
+		}
+	}
+	c.t.resends.remember(id, e, time.Now())
+}
+
+// guardResend refuses a request that repeats a call whose outcome is
+// unknown, before anything is sent, and otherwise gets the call ready to
+// be remembered should its own outcome be unknown.
+func (c *call) guardResend(now time.Time) error {
+	c.guarded = c.t.resends != nil && c.mode != retry.OptedIn && !c.isRead()
+	if !c.guarded {
+		return nil
+	}
+	if c.t.resends.remembers() {
+		c.id, c.identified = identify(c.req, c.t.keyHeader), true
+		var ended *endedCall
+		ended, c.body, c.getBody = c.t.resends.find(&c.id, c.body, c.getBody, now)
+		if ended != nil {
+			if c.body != nil {
+				c.body.Close()
+			}
+			e := refusal(c.req, ended, now)
+			c.ended(rubicon.Unknown, e)
+			return e
+		}
+	}
+	if c.getBody == nil && c.body != nil && c.body != http.NoBody && !hasKey(c.req.Header, c.t.keyHeader) {
+		c.digesting = &digestingBody{ReadCloser: c.body, h: sha256.New()}
+		c.body = c.digesting
+	}
+	return nil
 }
 
 func (c *call) error(last Attempt, d retry.Decision, cause error) *rubicon.Error {
@@ -486,21 +717,6 @@ func (t *Transport) notify(a Attempt) {
 // replayable reports whether req's body, if any, can be produced again.
 func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-}
-
-// netHTTPWouldResend reports whether net/http would itself resend req when
-// a reused connection fails after the request was written: it does so for
-// replayable requests with a safe method or an idempotency key header.
-func netHTTPWouldResend(req *http.Request) bool {
-	if !replayable(req) {
-		return false
-	}
-	if retry.IsSafeMethod(req.Method) {
-		return true
-	}
-	_, k1 := req.Header["Idempotency-Key"]
-	_, k2 := req.Header["X-Idempotency-Key"]
-	return k1 || k2
 }
 
 // resentAfterSent reports whether mode lets a request with method be sent

@@ -307,15 +307,21 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		if key == "" {
 			t.Fatal("toolgate calls lists no key")
 		}
-		if out := run(t, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db); !strings.Contains(out, "not_applied") {
+		// Not applied waits for the lease the call was sent under, and says
+		// so; the order is in the list: applied.
+		early := exec.Command(binary, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db)
+		if out, err := early.CombinedOutput(); err == nil || !strings.Contains(string(out), "resolve it as not applied after then") {
+			t.Errorf("resolve --not-applied within the call's lease: %v\n%s", err, out)
+		}
+		if out := run(t, "resolve", key, "--applied", "--note", "in the order list", "--by", "test", "--db", db); !strings.Contains(out, "applied") {
 			t.Errorf("resolve said %q", out)
 		}
-		// Settled as not applied, the same call may go again; this time the
-		// upstream answers.
+		// Settled, the same call may go again; this time the upstream
+		// answers.
 		lostOnce := api.Effects()
 		res, err = cs.CallTool(ctx, lost)
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
-			t.Errorf("call after resolving not applied: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
+			t.Errorf("call after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
 		}
 	})
 }

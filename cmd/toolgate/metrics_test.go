@@ -61,7 +61,7 @@ func TestHTTPServesMetrics(t *testing.T) {
 		for _, want := range []string{
 			`toolgate_calls_total{class="write",outcome="applied",tool="createOrder"} 1`,
 			`toolgate_calls_total{class="write",outcome="ambiguous",tool="createOrder"} 1`,
-			"toolgate_ambiguous_open 1", "go_goroutines ", "process_resident_memory_bytes ",
+			"toolgate_ambiguous_open 1", "go_goroutines ", "process_resident_memory_bytes ", "toolgate_build_info{commit=",
 		} {
 			if status != 200 || !strings.Contains(body, want) {
 				t.Errorf("/metrics lacks %q: %d\n%s", want, status, body)

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
@@ -112,7 +113,10 @@ func run(w io.Writer, work, keep string) error {
 	cmd("add", "interviews", rec)
 	cmd("estimate", "interviews")
 	say("Transcribe them through the sandbox provider (at %s).", provider)
-	cmd("run", "interviews", "--provider-url", provider, "--out", out)
+	// A request is over within --timeout, and stays with its run for
+	// --lease: short ones, so that the demo need not wait long.
+	lease := 3 * time.Second
+	cmd("run", "interviews", "--provider-url", provider, "--out", out, "--timeout", "2s", "--lease", lease.String())
 	say("Two calls got no usable answer: one lost its connection after sending, one got a 503.")
 	say("Nobody knows whether they were charged, so both are ambiguous; their money stays held,")
 	say("and neither is sent again.")
@@ -137,6 +141,11 @@ func run(w io.Writer, work, keep string) error {
 		fmt.Fprintln(w, "then press retry-failed --safe-only, and run the batch again to send it.")
 		return nil
 	}
+	if len(found) < len(keys) {
+		say("A request is settled as not applied only once the lease it was sent under (--lease) is over:")
+		say("until then it might still be on its way. Wait for it.")
+		time.Sleep(lease)
+	}
 	for _, key := range keys {
 		if file, charged := found[key]; charged {
 			// Settle the hold, and keep the transcript.
@@ -146,7 +155,7 @@ func run(w io.Writer, work, keep string) error {
 		}
 	}
 	say("A request settled as not applied is safe to send again; the other one is not touched.")
-	cmd("retry-failed", "interviews", "--safe-only", "--provider-url", provider, "--out", out)
+	cmd("retry-failed", "interviews", "--safe-only", "--provider-url", provider, "--out", out, "--timeout", "2s", "--lease", lease.String())
 	cmd("status", "interviews")
 	if !temporary {
 		fmt.Fprintf(w, "\nTranscripts are in %s; the database is %s.\n", out, db)

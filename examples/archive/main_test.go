@@ -36,9 +36,13 @@ func TestDemo(t *testing.T) {
 	}
 	// Every recording costs the same: the first run spends half the
 	// estimate and holds the other half for the two ambiguous calls; in the
-	// end, the estimate is spent and nothing is held.
+	// end, the estimate is spent and nothing is held. The sandbox's money
+	// is play money: none of it is real, and it is shown apart.
 	estimate := dollars(t, text, `batch interviews: 4 recordings, \S+ of audio, \$([0-9.]+) at`)
-	first := regexp.MustCompile(`money: spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
+	if n := strings.Count(text, "money: spent $0.000000, held $0.000000 (of which $0.000000 by ambiguous requests)"); n != 2 {
+		t.Errorf("%d money lines with no real money, want 2:\n%s", n, text)
+	}
+	first := regexp.MustCompile(`budget none\n  no real money spent; the sandbox's play money apart, counted in no budget: spent \$([0-9.]+), held \$([0-9.]+) \(of which \$([0-9.]+) by ambiguous requests\)`).FindAllStringSubmatch(text, -1)
 	if len(first) != 2 {
 		t.Fatalf("%d money lines after the runs (run, then retry-failed --safe-only, which runs the batch again), want 2:\n%s", len(first), text)
 	}

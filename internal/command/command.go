@@ -209,18 +209,19 @@ func (p *Program) tree(env Env) *cobra.Command {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usagef("%s", flagError(err)) })
-	help, completion := p.helpCommand(root), p.completionCommand(root)
-	cmds := map[string]*Command{help.Name: help, completion.Name: completion}
+	help, completion, version := p.helpCommand(root), p.completionCommand(root), p.versionCommand()
+	cmds := map[string]*Command{help.Name: help, completion.Name: completion, version.Name: version}
 	for _, c := range p.Commands {
 		cmds[c.Name] = c
 		root.AddCommand(p.cobra(c, env))
 	}
 	root.AddCommand(p.cobra(completion, env))
+	root.AddCommand(p.cobra(version, env))
 	root.SetHelpCommand(p.cobra(help, env))
 	root.InitDefaultHelpCmd() // now, so that arrange finds it
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		if c == root {
-			p.programHelp(c.OutOrStdout(), append(p.Commands, completion, help))
+			p.programHelp(c.OutOrStdout(), append(p.Commands, completion, version, help))
 			return
 		}
 		p.commandHelp(c.OutOrStdout(), cmds[c.Name()], c.Flags())
@@ -354,11 +355,14 @@ func (r *Run) Logf(format string, args ...any) {
 // two; help asked for at the start is the program's help.
 func (p *Program) arrange(root *cobra.Command, args []string) ([]string, error) {
 	var shared []string
+	wantVersion := false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" && args[0] != "--" {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
 		switch {
 		case name == "h" || name == "help":
 			return []string{"help"}, nil
+		case name == "version":
+			wantVersion, args = true, args[1:]
 		case name == "json":
 			shared, args = append(shared, "--"+strings.TrimLeft(args[0], "-")), args[1:]
 		case name == "db" && hasValue:
@@ -370,6 +374,9 @@ func (p *Program) arrange(root *cobra.Command, args []string) ([]string, error) 
 		default:
 			return nil, Usagef("unknown flag --%s", name)
 		}
+	}
+	if wantVersion {
+		return append([]string{"version"}, shared...), nil
 	}
 	if len(args) == 0 {
 		return nil, Usagef("give a command")

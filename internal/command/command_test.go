@@ -3,6 +3,7 @@ package command_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -286,5 +287,27 @@ __start_example; echo "${COMPREPLY[*]}"`
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 2 || lines[0] != "resolve" || lines[1] != "--not-applied --note" {
 		t.Errorf("bash completed %q (%v)", out, err)
+	}
+}
+
+// TestVersion: every program says which build it is, as "version" and
+// as "--version", in text and in JSON.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := run(&seen{}, nil, args...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "example ") || !strings.Contains(r.stdout, "go1.") {
+			t.Errorf("example %s: exit %d, %q; want the program's name, its version and Go's", strings.Join(args, " "), r.code, r.stdout)
+		}
+	}
+	for _, args := range [][]string{{"version", "--json"}, {"--version", "--json"}, {"--json", "--version"}} {
+		r := run(&seen{}, nil, args...)
+		var v struct {
+			Version   string `json:"version"`
+			GoVersion string `json:"go_version"`
+			Modified  *bool  `json:"modified"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Version == "" || !strings.HasPrefix(v.GoVersion, "go1.") || v.Modified == nil {
+			t.Errorf("example %s: %v, %q; want JSON with version, go_version and modified", strings.Join(args, " "), err, r.stdout)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/rubicon-go/rubicon/internal/version"
 )
 
 // programHelp writes the program's help: what it is, its commands, what
@@ -120,6 +122,17 @@ func (p *Program) helpCommand(root *cobra.Command) *Command {
 			}
 			c.SetOut(r.Stdout)
 			c.HelpFunc()(c, nil)
+			return nil
+		}}
+}
+
+// versionCommand is "version" (and --version): which build this is.
+func (p *Program) versionCommand() *Command {
+	return &Command{Name: "version", JSON: true,
+		Summary: "print the version of this build: module version, commit, Go version (the same as --version)",
+		Run: func(_ context.Context, r *Run) error {
+			info := version.Get()
+			r.Show(info, func(w io.Writer) { fmt.Fprintln(w, p.Name, info) })
 			return nil
 		}}
 }

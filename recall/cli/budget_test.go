@@ -36,11 +36,13 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
 	t.Cleanup(func() { sb.Close(); srv.Close() })
-	env := []string{"RECALL_DB=" + filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME=" + t.TempDir(), "USER=ann"}
+	env := []string{"RECALL_DB=" + filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME=" + t.TempDir(), "USER=ann", "OPENAI_API_KEY=sk-test"}
 	if r := binary(t, bin, env, "add", "bb", rec); r.code != 0 {
 		t.Fatalf("add: %d %s", r.code, r.stderr)
 	}
-	runArgs := []string{"run", "bb", "--provider-url", srv.URL, "--workers", "1"}
+	// The sandbox's server as a provider of real money: the sandbox's own
+	// play money meets no budget.
+	runArgs := []string{"run", "bb", "--provider", "openai", "--provider-url", srv.URL, "--workers", "1"}
 
 	// Each recording costs $0.0031 to $0.0034: $0.004 pays for one.
 	r := binary(t, bin, env, append(runArgs, "--budget", "0.004")...)

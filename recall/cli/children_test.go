@@ -82,7 +82,7 @@ func TestKilledRunTakesItsChildrenAndItsPartialFiles(t *testing.T) {
 	cacheHome := t.TempDir()
 	cache := filepath.Join(cacheHome, "recall-archive")
 	runCmd := func() *exec.Cmd {
-		cmd := exec.Command(bin, "--db", db, "run", "b", "--provider-url", srv.URL, "--workers", "1", "--lease", "300ms")
+		cmd := exec.Command(bin, "--db", db, "run", "b", "--provider-url", srv.URL, "--workers", "1", "--timeout", "2s", "--lease", "2100ms")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome)
 		return cmd
 	}
@@ -118,6 +118,7 @@ func TestKilledRunTakesItsChildrenAndItsPartialFiles(t *testing.T) {
 		t.Fatalf("the killed run's partial file is gone before the next start: %v", err)
 	}
 
+	time.Sleep(2100 * time.Millisecond) // the killed run's claim runs out
 	next := runCmd()
 	var out strings.Builder
 	next.Stdout, next.Stderr = &out, &out

@@ -5,12 +5,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
 // Exit codes, documented in the help.
@@ -76,7 +78,9 @@ may come before the command. Every command takes --json.`,
 var batchArg = command.Arg{Name: "BATCH", Help: "the name of the batch"}
 
 // archived is a command's work on the archive that --db names, opened
-// for it and closed after.
+// for it and closed after. An archive that cannot be written (a read-only
+// file or directory) is opened read-only: a command that only reads it
+// works, and one that changes it fails at its first change, saying so.
 func archived(o recall.Options, do func(ctx context.Context, r *command.Run, a *recall.Archive) error) func(context.Context, *command.Run) error {
 	return func(ctx context.Context, r *command.Run) error {
 		dsn, err := r.DSN()
@@ -84,6 +88,10 @@ func archived(o recall.Options, do func(ctx context.Context, r *command.Run, a *
 			return err
 		}
 		a, err := recall.Open(ctx, dsn, o)
+		if errors.Is(err, sqlstore.ErrNotWritable) {
+			o.ReadOnly = true
+			a, err = recall.Open(ctx, dsn, o)
+		}
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 	}
 
 	if r := run(t, env, "run", "b", "--provider", "whisper"); r.code != cli.ExitUsage ||
-		!strings.Contains(r.stderr, `--provider "whisper": give one of sandbox, openai, deepgram, assemblyai`) {
+		!strings.Contains(r.stderr, `--provider "whisper": give one of sandbox, openai, groq, whispercpp, localai, speaches, deepgram, assemblyai`) {
 		t.Errorf("run --provider whisper: exit %d, %q", r.code, r.stderr)
 	}
 	if r := run(t, env, "run", "b", "--provider-url", srv.URL, "--timeout", "5", "--workers", "1"); r.code != cli.ExitAmbiguous {

@@ -42,7 +42,7 @@ func TestKillRunAtRandomMoments(t *testing.T) {
 		srv := httptest.NewServer(sb)
 		db := filepath.Join(t.TempDir(), "r.db")
 		env := append(os.Environ(), "RECALL_DB="+db, "XDG_CACHE_HOME="+t.TempDir())
-		args := []string{"run", "b", "--provider-url", srv.URL, "--workers", "3", "--lease", "300ms", "--timeout", "5s"}
+		args := []string{"run", "b", "--provider-url", srv.URL, "--workers", "3", "--timeout", "1s", "--lease", "1100ms"}
 
 		if out, err := exec.Command(bin, "--db", db, "add", "b", rec).CombinedOutput(); err != nil {
 			t.Fatalf("add: %v\n%s", err, out)
@@ -55,7 +55,7 @@ func TestKillRunAtRandomMoments(t *testing.T) {
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		time.Sleep(350 * time.Millisecond) // the killed run's leases run out
+		time.Sleep(1150 * time.Millisecond) // the killed run's leases run out
 
 		again := exec.Command(bin, args...)
 		again.Env = env
@@ -113,8 +113,9 @@ func checkAfterKill(t *testing.T, run int, db string, sb *sandbox.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Spent != chargedApplied || m.Held != m.HeldAmbiguous {
-		t.Errorf("run %d: ledger %+v; the provider charged %d for applied requests; every held amount must belong to an ambiguous request", run, m, chargedApplied)
+	// The sandbox's charges are play money: counted apart, none of it spent.
+	if m.Play.Spent != chargedApplied || m.Spent != 0 || m.Held != 0 {
+		t.Errorf("run %d: ledger %+v; the sandbox charged %d of play money for applied requests", run, m, chargedApplied)
 	}
 }
 

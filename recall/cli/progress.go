@@ -54,6 +54,8 @@ type activity struct {
 	stage         recall.Stage
 	chunk, chunks int
 	since         time.Time
+	// detail is what the stage waits for, if it waits.
+	detail string
 }
 
 // newDisplay returns the display on w of a run of a batch of total
@@ -156,10 +158,12 @@ func (d *display) step(p recall.Progress) {
 	switch p.Stage {
 	case recall.StageFinished:
 		delete(d.active, p.SHA256)
-		if p.Outcome != "waiting" {
+		if p.Outcome != "waiting" && p.Outcome != "sending" {
 			d.finished[p.Outcome]++
 		}
 		switch {
+		case p.Outcome == "sending" && !d.tty:
+			d.line(p, "in flight for another run, or for a killed run until its lease ends")
 		case d.tty || d.touched[p.SHA256] || p.Outcome == "done" || p.Outcome == "waiting":
 		case p.Detail != "":
 			// A recording that failed before any request, as a proxy
@@ -181,11 +185,17 @@ func (d *display) step(p recall.Progress) {
 	if a.stage != p.Stage {
 		a.since = now
 	}
-	a.stage, a.chunk, a.chunks = p.Stage, p.Chunk, p.Chunks
+	a.stage, a.chunk, a.chunks, a.detail = p.Stage, p.Chunk, p.Chunks, ""
+	if p.Stage == recall.StageConverting || p.Stage == recall.StageCutting {
+		a.detail = p.Detail
+	}
 	if d.tty {
 		return // the next redraw shows it
 	}
 	what := string(p.Stage)
+	if a.detail != "" {
+		what += ": " + a.detail
+	}
 	switch p.Stage {
 	case recall.StageSending:
 		what = fmt.Sprintf("sending, $%s held", p.Cost.Decimal(6))
@@ -236,6 +246,9 @@ func (d *display) moneyText() string {
 	s := fmt.Sprintf("spent $%s, held $%s", m.Spent.Decimal(6), m.Held.Decimal(6))
 	if m.Budget > 0 {
 		s += fmt.Sprintf(" of a budget of $%s", m.Budget.Decimal(6))
+	}
+	if m.Play.Spent > 0 || m.Play.Held > 0 {
+		s += fmt.Sprintf("; the sandbox's play money: spent $%s, held $%s", m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6))
 	}
 	return s
 }
@@ -289,7 +302,11 @@ func (d *display) render(now time.Time, width int) []string {
 		if a.chunks > 1 && a.chunk > 0 {
 			chunk = fmt.Sprintf(" chunk %d/%d", a.chunk, a.chunks)
 		}
-		lines = append(lines, fmt.Sprintf("  %-21s %s%s  %s", a.stage, a.path, chunk, clockShort(now.Sub(a.since))))
+		line := fmt.Sprintf("  %-21s %s%s  %s", a.stage, a.path, chunk, clockShort(now.Sub(a.since)))
+		if a.detail != "" {
+			line += "\n    " + a.detail
+		}
+		lines = append(lines, line)
 	}
 	for i, l := range lines {
 		lines[i] = cut(l, width-1)

@@ -29,40 +29,58 @@ type providerFlags struct {
 func (p *providerFlags) register(f *pflag.FlagSet) {
 	p.registerPrice(f)
 	f.StringVar(&p.url, "provider-url", "", "the provider's base `URL` (default: the provider's own; for sandbox, a sandbox started for the run)")
-	f.StringVar(&p.keyEnv, "api-key-env", "", "the environment `VARIABLE` that holds the API key (default: OPENAI_API_KEY, DEEPGRAM_API_KEY or ASSEMBLYAI_API_KEY); keys are never taken from flags")
+	f.StringVar(&p.keyEnv, "api-key-env", "", "the environment `VARIABLE` that holds the API key (default: the provider's, such as OPENAI_API_KEY); keys are never taken from flags")
 	f.StringVar(&p.project, "deepgram-project", "", "deepgram: the `PROJECT` whose request log reconcile searches (default: $DEEPGRAM_PROJECT_ID)")
 }
 
 // registerPrice declares in f the flags that price a provider's work.
 func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
-	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: sandbox (built in, no account needed), openai (any OpenAI-compatible API), deepgram or assemblyai")
-	f.StringVar(&p.model, "model", "", "the `MODEL` (default: whisper-1; nova-3 for deepgram; best for assemblyai)")
+	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: "+providerHelp())
+	f.StringVar(&p.model, "model", "", "the `MODEL` (default: the provider's: "+modelHelp()+")")
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }
 
-// providerDefault is what a provider decides when its flags are not
-// given.
-type providerDefault struct{ model, keyEnv, url string }
+// providerHelp lists the providers for --provider's help, the play
+// money's with what it is.
+func providerHelp() string {
+	var parts []string
+	for _, r := range provider.Registered() {
+		if r.Play {
+			parts = append(parts, r.Name+" ("+r.About+")")
+		} else {
+			parts = append(parts, r.Name)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
 
-// providerDefaults are each provider's defaults.
-var providerDefaults = map[string]providerDefault{
-	"sandbox":    {"whisper-1", "", ""},
-	"openai":     {"whisper-1", "OPENAI_API_KEY", "https://api.openai.com"},
-	"deepgram":   {"nova-3", "DEEPGRAM_API_KEY", "https://api.deepgram.com"},
-	"assemblyai": {"best", "ASSEMBLYAI_API_KEY", "https://api.assemblyai.com"},
+// modelHelp lists each provider's default model for --model's help.
+func modelHelp() string {
+	var parts []string
+	for _, r := range provider.Registered() {
+		parts = append(parts, r.Name+" "+r.DefaultModel)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// registration returns the registration of --provider; the zero one for
+// a name not registered, which known refuses.
+func (p *providerFlags) registration() provider.Registration {
+	r, _ := provider.Lookup(p.name)
+	return r
 }
 
 // defaults fills what the provider decides: model, key variable, URL.
 func (p *providerFlags) defaults() {
-	d := providerDefaults[p.name]
+	d := p.registration()
 	if p.model == "" {
-		p.model = d.model
+		p.model = d.DefaultModel
 	}
 	if p.keyEnv == "" {
-		p.keyEnv = d.keyEnv
+		p.keyEnv = d.KeyEnv
 	}
-	if p.url == "" && p.name != "sandbox" {
-		p.url = d.url
+	if p.url == "" {
+		p.url = d.BaseURL
 	}
 	if p.project == "" && p.getenv != nil {
 		p.project = p.getenv("DEEPGRAM_PROJECT_ID")
@@ -71,8 +89,8 @@ func (p *providerFlags) defaults() {
 
 // known returns a usage error unless --provider names a provider.
 func (p *providerFlags) known() error {
-	if !slices.Contains(provider.Names, p.name) {
-		return command.Usagef("--provider %q: give one of %s", p.name, strings.Join(provider.Names, ", "))
+	if !slices.Contains(provider.Names(), p.name) {
+		return command.Usagef("--provider %q: give one of %s", p.name, strings.Join(provider.Names(), ", "))
 	}
 	return nil
 }
@@ -110,11 +128,11 @@ func (p *providerFlags) again() string {
 	if p.name != "sandbox" || p.url != "" {
 		fmt.Fprintf(&b, " --provider %s --model %s", p.name, p.model)
 	}
-	d := providerDefaults[p.name]
-	if p.url != "" && p.url != d.url {
+	d := p.registration()
+	if p.url != "" && p.url != d.BaseURL {
 		fmt.Fprintf(&b, " --provider-url %s", p.url)
 	}
-	if p.keyEnv != "" && p.keyEnv != d.keyEnv {
+	if p.keyEnv != "" && p.keyEnv != d.KeyEnv {
 		fmt.Fprintf(&b, " --api-key-env %s", p.keyEnv)
 	}
 	return b.String()

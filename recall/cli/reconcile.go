@@ -51,7 +51,10 @@ func printReconciled(w io.Writer, res []recall.Reconciled) {
 	for _, r := range res {
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(w, "%s: could not ask: %s\n", r.Key, r.Error)
+			fmt.Fprintf(w, "%s: still ambiguous: %s\n", r.Key, r.Error)
+			if r.Check != "" {
+				fmt.Fprintf(w, "  to decide by hand, check %s; then 'recall-archive resolve'\n", r.Check)
+			}
 		case r.State == journal.Applied:
 			fmt.Fprintf(w, "%s: charged (request %s): resolved as applied\n", r.Key, r.Request)
 		default:

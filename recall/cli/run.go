@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -54,9 +55,9 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	rf.pf.register(f)
 	f.StringVar(&rf.budget, "budget", "", "the most the batch may spend, in `DOLLARS`, over all its runs: set on a batch without a budget, and kept by every later run ('recall-archive budget' changes it)")
 	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
-	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, in seconds or such as 90s or 10m; one that runs out may have been charged")
+	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, counted from its commit as sent, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
-	command.DurationVar(f, &rf.lease, "lease", 30*time.Second, "after a run is killed, how long its requests in flight wait before the next run declares them ambiguous")
+	command.DurationVar(f, &rf.lease, "lease", 0, "how long a request that was sent stays with its run: it is over by then, and only then may another run declare it ambiguous once this one was killed, or anyone resolve it as not applied (default: --timeout plus 30s)")
 }
 
 // run runs the batch as rf says. before, if not nil, does its command's
@@ -65,6 +66,13 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, before func(context.Context, *recall.Archive) (any, func(io.Writer), error)) error {
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
+	}
+	if rf.lease == 0 {
+		rf.lease = rf.timeout + recall.LeaseMargin
+	}
+	if rf.lease-rf.lease/100 < rf.timeout {
+		return command.Usagef("--lease %s is shorter than --timeout %s: a request must be over before the lease it is sent under runs out; give a --lease of at least %s, or a shorter --timeout",
+			rf.lease, rf.timeout, (rf.timeout*101/100).Round(time.Millisecond)+time.Millisecond)
 	}
 	var limit ledger.Amount
 	if rf.budget != "" {
@@ -84,7 +92,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 	}
 	defer stop()
 	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
-	o.Lease = rf.lease
+	o.SendLease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
 		var first any
@@ -137,13 +145,16 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		r.Show(shown, func(w io.Writer) {
 			firstText(w)
 			printRun(w, rep, money, rf.pf.again(), interrupted)
+			printKeyRefused(w, rep, &rf.pf)
 		})
 		switch {
+		case rep.KeyRefused != "":
+			return command.Exit(ExitFailure)
 		case rep.Ambiguous > 0:
 			return command.Exit(ExitAmbiguous)
 		case interrupted && rep.Waiting > 0:
 			return command.Exit(command.ExitInterrupted)
-		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0:
+		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0 || len(rep.Earlier) > 0:
 			return command.Exit(ExitItemProblems)
 		}
 		return nil
@@ -171,20 +182,75 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 // printRun writes the run's report; again holds the flags that choose the
 // run's provider, for the commands it suggests.
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
-	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting\n",
+	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting",
 		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	if rep.InFlight > 0 {
+		fmt.Fprintf(w, ", %d in flight (another run's, or a killed run's until its lease ends)", rep.InFlight)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "money: spent $%s, held $%s (of which $%s by ambiguous requests); budget %s\n", money.Spent.Decimal(6), money.Held.Decimal(6), money.HeldAmbiguous.Decimal(6), dollars(money.Budget))
+	printProviders(w, money)
 	printProblems(w, rep.Problems)
+	if len(rep.Earlier) > 0 {
+		fmt.Fprintf(w, "failed before this run (%d), not sent:\n", len(rep.Earlier))
+		for _, p := range rep.Earlier {
+			fmt.Fprintf(w, "  %-8s %s\n           %s\n", p.State, strconv.Quote(p.Path), p.Error)
+		}
+	}
+	if len(rep.Notes) > 0 {
+		fmt.Fprintf(w, "notes (%d):\n", len(rep.Notes))
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
 	printRefusals(w, rep, money)
 	if rep.Ambiguous > 0 {
 		fmt.Fprintf(w, "some requests may have been charged without an answer: see 'recall-archive ambiguous %s'\n", rep.Batch)
 	}
-	if rep.Failed > 0 {
+	if rep.Failed > 0 || len(rep.Earlier) > 0 {
 		fmt.Fprintf(w, "failures before payment can be retried: 'recall-archive retry-failed %s --safe-only%s'\n", rep.Batch, again)
 	}
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")
 	}
+}
+
+// printProviders says what each provider was paid, with the sandbox's
+// play money apart, when there is more than real money to say.
+func printProviders(w io.Writer, m recall.Money) {
+	if m.Play.Spent == 0 && m.Play.Held == 0 && len(m.Providers) < 2 {
+		return
+	}
+	var parts []string
+	for _, p := range m.Providers {
+		if !p.Play {
+			parts = append(parts, fmt.Sprintf("%s $%s", p.Provider, p.Spent.Decimal(6)))
+		}
+	}
+	line := "  by provider: " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		line = "  no real money spent"
+	}
+	if m.Play.Spent > 0 || m.Play.Held > 0 {
+		line += fmt.Sprintf("; the sandbox's play money apart, counted in no budget: spent $%s, held $%s (of which $%s by ambiguous requests)",
+			m.Play.Spent.Decimal(6), m.Play.Held.Decimal(6), m.Play.HeldAmbiguous.Decimal(6))
+	}
+	fmt.Fprintln(w, line)
+}
+
+// printKeyRefused says, when the provider refused the API key, which
+// variable holds it and how to go on.
+func printKeyRefused(w io.Writer, rep recall.RunReport, pf *providerFlags) {
+	if rep.KeyRefused == "" {
+		return
+	}
+	where := "the API key"
+	if pf.keyEnv != "" {
+		where = "the API key in $" + pf.keyEnv
+	}
+	fmt.Fprintf(w, "%s was refused (%s): the run stopped, and nothing more was sent\n", where, rep.KeyRefused)
+	fmt.Fprintf(w, "set a valid key (or name another variable with --api-key-env), then 'recall-archive retry-failed %s --safe-only%s' sends the refused request again and the rest\n",
+		rep.Batch, pf.again())
 }
 
 // printRefusals lists the recordings the budget refused, and the budget

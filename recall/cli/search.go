@@ -28,8 +28,18 @@ built-in sandbox's placeholder transcripts are searched only with
 			f.BoolVar(&sandbox, "include-sandbox", false, "search the sandbox's placeholder transcripts too")
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			hits, err := a.Search(ctx, strings.Join(r.Args, " "), limit, sandbox)
-			return r.Done(hits, err, func(w io.Writer) { printHits(w, hits) })
+			query := strings.Join(r.Args, " ")
+			hits, err := a.Search(ctx, query, limit, sandbox)
+			hint := false
+			if err == nil && len(hits) == 0 && !sandbox {
+				hint, err = a.SandboxHolds(ctx, query)
+			}
+			return r.Done(hits, err, func(w io.Writer) {
+				printHits(w, hits)
+				if hint {
+					fmt.Fprintln(w, "the sandbox's placeholder transcripts hold it: search them with --include-sandbox, or transcribe with a real provider ('recall-archive retranscribe')")
+				}
+			})
 		})}
 }
 

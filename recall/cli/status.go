@@ -43,13 +43,18 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 		fmt.Fprintf(w, "%d %s", st.Items[s], s)
 	}
 	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), humanBytes(st.Bytes))
-	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d refused by budget, %d waiting\n",
+	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d refused by budget, %d waiting",
 		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["refused_by_budget"],
-		st.Transcription["waiting"]+st.Transcription["sending"])
+		st.Transcription["waiting"])
+	if n := st.Transcription["sending"]; n > 0 {
+		fmt.Fprintf(w, ", %d in flight (a run's, or a killed run's until its lease ends)", n)
+	}
+	fmt.Fprintln(w)
 	m := st.Money
 	budget := "budget " + dollars(m.Budget)
 	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",
 		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
+	printProviders(w, m)
 	printProblems(w, st.Problems)
 }
 

@@ -105,9 +105,9 @@ func TestRunOnATerminal(t *testing.T) {
 	if out, err := exec.Command(bin, "--db", db, "add", "talks", rec).CombinedOutput(); err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}
-	env := append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	env := append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "OPENAI_API_KEY=sk-test")
 	runCmd := func() *exec.Cmd {
-		cmd := exec.Command(bin, "--db", db, "run", "talks", "--provider-url", srv.URL, "--workers", "1", "--budget", "1")
+		cmd := exec.Command(bin, "--db", db, "run", "talks", "--provider", "openai", "--provider-url", srv.URL, "--workers", "1", "--budget", "1")
 		cmd.Env = env
 		return cmd
 	}

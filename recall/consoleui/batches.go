@@ -259,7 +259,7 @@ func (u *UI) rows(ctx context.Context, batch string, progress map[string]store.P
 	}
 	paths := map[string][]string{}
 	for _, f := range files {
-		paths[f.SHA256] = append(paths[f.SHA256], f.Path)
+		paths[f.SHA256] = append(paths[f.SHA256], f.Display())
 	}
 	var out []recordingRow
 	cut := 0

@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 // section returns the part of body from the element with id to the end
@@ -214,6 +216,7 @@ func TestMetrics(t *testing.T) {
 		`recall_held_dollars{batch="interviews"} 0.0014`,
 		`recall_held_ambiguous_dollars{batch="interviews"} 0.0014`,
 		`recall_spent_dollars{batch="interviews"} 0.0014`,
+		`recall_provider_spent_dollars{batch="interviews",play="false",provider="openai"} 0.0014`,
 		`recall_provider_latency_seconds_count{outcome="applied"} 2`,
 		`recall_provider_latency_seconds_count{outcome="ambiguous"} 2`,
 		`recall_ambiguous_open 2`,
@@ -239,6 +242,21 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("/metrics after a second run lacks %s", want)
 		}
 	}
+
+	// The sandbox's play money is apart: spent stays what openai cost.
+	spent := regexp.MustCompile(`recall_spent_dollars\{batch="interviews"\} (\S+)`).FindStringSubmatch(body)
+	p, err := provider.New(provider.Options{Name: "sandbox", BaseURL: x.provider, Model: "whisper-1", Timeout: 10 * time.Second})
+	if err != nil || spent == nil {
+		t.Fatal(err, spent)
+	}
+	_, cache := recordings(t)
+	if _, err := x.a.Run(context.Background(), batch, recall.RunOptions{Provider: p, PricePerMinute: 6000, Workers: 2, CacheDir: cache}); err != nil {
+		t.Fatal(err)
+	}
+	body = x.get(t, "/metrics").body
+	if !strings.Contains(body, spent[0]) || !regexp.MustCompile(`recall_provider_spent_dollars\{batch="interviews",play="true",provider="sandbox"\} 0\.00`).MatchString(body) {
+		t.Errorf("/metrics after a sandbox run: want %s and the sandbox's play money apart:\n%s", spent[0], body)
+	}
 }
 
 // TestSearchQueries: words are words, whatever punctuation they hold; an
@@ -257,8 +275,9 @@ func TestSearchQueries(t *testing.T) {
 			t.Errorf("search %q: %d, no %q\n%s", q, p.status, want, p.body)
 		}
 	}
-	// The sandbox's placeholders are searched only when asked.
-	if p := x.get(t, "/search?q=segment"); p.status != 200 || !strings.Contains(p.body, "No transcript holds segment.") {
+	// The fixture's transcripts are openai's (from the sandbox's server),
+	// found without asking for the sandbox's placeholders.
+	if p := x.get(t, "/search?q=segment"); p.status != 200 || !strings.Contains(p.body, "2 matches") || strings.Contains(p.body, "sandbox/whisper-1") {
 		t.Errorf("search without the sandbox's placeholders: %d\n%s", p.status, p.body)
 	}
 }

@@ -3,6 +3,7 @@ package consoleui
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type archiveCollector struct {
 	s                                  *store.Store
 	items, files                       *prometheus.Desc
 	budget, held, heldAmbiguous, spent *prometheus.Desc
+	byProvider                         *prometheus.Desc
 }
 
 func newArchiveCollector(s *store.Store) *archiveCollector {
@@ -34,13 +36,15 @@ func newArchiveCollector(s *store.Store) *archiveCollector {
 		budget:        prometheus.NewDesc("recall_budget_dollars", "The most the batch may spend, over all its runs; absent without a budget.", batch, nil),
 		held:          prometheus.NewDesc("recall_held_dollars", "Money held for the batch's requests not yet settled.", batch, nil),
 		heldAmbiguous: prometheus.NewDesc("recall_held_ambiguous_dollars", "The part of the money held that ambiguous requests hold: it may have been spent.", batch, nil),
-		spent:         prometheus.NewDesc("recall_spent_dollars", "What the batch's applied requests cost.", batch, nil),
+		spent:         prometheus.NewDesc("recall_spent_dollars", "What the batch's applied requests cost, in real money: the sandbox's play money is not in it.", batch, nil),
+		byProvider: prometheus.NewDesc("recall_provider_spent_dollars", "What the batch's applied requests cost, per provider; play=\"true\" is the sandbox's play money, counted in no budget.",
+			[]string{"batch", "provider", "play"}, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *archiveCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.items, c.files, c.budget, c.held, c.heldAmbiguous, c.spent} {
+	for _, d := range []*prometheus.Desc{c.items, c.files, c.budget, c.held, c.heldAmbiguous, c.spent, c.byProvider} {
 		ch <- d
 	}
 }
@@ -88,6 +92,9 @@ func (c *archiveCollector) batch(ctx context.Context, ch chan<- prometheus.Metri
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, dollarsOf(m.Held), name)
 	ch <- prometheus.MustNewConstMetric(c.heldAmbiguous, prometheus.GaugeValue, dollarsOf(m.HeldAmbiguous), name)
 	ch <- prometheus.MustNewConstMetric(c.spent, prometheus.GaugeValue, dollarsOf(m.Spent), name)
+	for _, p := range m.Providers {
+		ch <- prometheus.MustNewConstMetric(c.byProvider, prometheus.GaugeValue, dollarsOf(p.Spent), name, p.Provider, strconv.FormatBool(p.Play))
+	}
 	return nil
 }
 

@@ -26,6 +26,9 @@ type searchData struct {
 	Sandbox bool
 	Hits    []hit
 	Cut     bool
+	// InSandbox: no real transcript holds the words, and the sandbox's
+	// placeholders, left out, do.
+	InSandbox bool
 }
 
 // search finds words in every transcript, each match with its recording
@@ -46,6 +49,14 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			d.Hits = append(d.Hits, v)
+		}
+		if len(found) == 0 && !d.Sandbox {
+			placeholders, err := u.s.Search(r.Context(), words, 1, true)
+			if err != nil {
+				u.fail(w, r, err)
+				return
+			}
+			d.InSandbox = len(placeholders) > 0
 		}
 	}
 	console.Render(w, r, http.StatusOK, "Search", u.tmpl, "search", d)

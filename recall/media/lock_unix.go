@@ -5,6 +5,8 @@ package media
 import (
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -32,4 +34,42 @@ func tryLock(path string) (unlock func(), ok bool, err error) {
 		return nil, false, err
 	}
 	return func() { f.Close() }, true, nil
+}
+
+// processState says how process pid stands, when it is not running
+// normally: "stopped" (by a signal or a debugger), "not running any more";
+// "" otherwise, or when it cannot tell.
+func processState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, os.ErrNotExist) {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return "not running any more"
+		}
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	switch s[i+2] {
+	case 'T', 't':
+		return "stopped"
+	case 'Z', 'X':
+		return "not running any more"
+	}
+	return ""
+}
+
+// freeSpace returns the bytes free to a user on the disk that holds dir.
+func freeSpace(dir string) (uint64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return st.Bavail * uint64(st.Bsize), true
 }

@@ -33,6 +33,10 @@ type Tools struct {
 	FFprobe, FFmpeg string
 	// Timeout bounds one probe. Default 60 s.
 	Timeout time.Duration
+	// LockStale is how long the writer of a proxy or a chunk may show no
+	// sign of life (a process stopped, say) before a writer waiting for it
+	// takes its work over. Default 30 s.
+	LockStale time.Duration
 }
 
 // Info is what probing found.

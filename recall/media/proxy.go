@@ -84,7 +84,7 @@ func (t Tools) TryProxy(ctx context.Context, src, dst string) error {
 }
 
 func (t Tools) proxy(ctx context.Context, src, dst string, wait bool) error {
-	return writeOnce(ctx, dst, wait, func(tmp string) error {
+	return writeOnce(ctx, dst, wait, t.LockStale, func(tmp string) error {
 		return t.run(ctx, dst, tmp, "-i", "file:"+src, "-map", "0:a:0", "-vn", "-ac", "1", "-ar", "16000",
 			"-c:a", "libmp3lame", "-b:a", "32k")
 	})
@@ -103,7 +103,7 @@ func (t Tools) Cut(ctx context.Context, src, dst string, start, length time.Dura
 	if end <= first {
 		return fmt.Errorf("media: no whole frame of %s between %s and %s (it lasts %s)", src, start, start+length, frames.Duration())
 	}
-	return writeOnce(ctx, dst, true, func(tmp string) error {
+	return writeOnce(ctx, dst, true, t.LockStale, func(tmp string) error {
 		return copyRange(src, tmp, frames.Offsets[first], frames.Offsets[end])
 	})
 }

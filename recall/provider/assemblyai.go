@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,20 +23,25 @@ import (
 // request can be looked up.
 type assemblyAI struct {
 	baseURL string
-	// model is the speech model, such as "best".
+	// model is the speech model, such as "universal-3-pro".
 	model, apiKey string
 	// pollEvery is the wait between polls; default 3 s.
 	pollEvery time.Duration
 }
-
-// limits: uploads of up to 2.2 GB.
-func (a *assemblyAI) limits(string) Limits { return Limits{MaxBytes: 2200 << 20} }
 
 // Evidence keys the provider records.
 const (
 	evAssemblyUpload = "assemblyai_upload_url"
 	evAssemblyJob    = "assemblyai_transcript_id"
 )
+
+// assemblyRequest is the body of POST /v2/transcript: the upload and the
+// speech models, a list in priority order (the single speech_model the API
+// took before is refused).
+type assemblyRequest struct {
+	AudioURL     string   `json:"audio_url"`
+	SpeechModels []string `json:"speech_models"`
+}
 
 type assemblyTranscript struct {
 	ID            string  `json:"id"`
@@ -101,7 +108,7 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	}
 
 	// 2. The paid request: a transcript job for the upload.
-	body, _ := json.Marshal(map[string]string{"audio_url": up.UploadURL, "speech_model": a.model})
+	body, _ := json.Marshal(assemblyRequest{AudioURL: up.UploadURL, SpeechModels: []string{a.model}})
 	req, err = a.request(ctx, http.MethodPost, "/v2/transcript", body, "application/json")
 	if err != nil {
 		return Transcript{}, &LocalError{err}
@@ -171,62 +178,50 @@ func (a *assemblyAI) get(ctx context.Context, hc *http.Client, id string) (assem
 // transcript turns a completed job into a Transcript, words grouped into
 // segments that end at a sentence or after about 10 s.
 func (j assemblyTranscript) transcript() Transcript {
-	t := Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []Segment{}}
-	var words []string
-	var start int64 = -1
-	var last int64
-	flush := func() {
-		if len(words) > 0 {
-			t.Segments = append(t.Segments, Segment{Start: time.Duration(start) * time.Millisecond, End: time.Duration(last) * time.Millisecond, Text: strings.Join(words, " ")})
-		}
-		words, start = nil, -1
+	t := Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []Segment{}, Timing: TimingWords}
+	words := make([]word, len(j.Words))
+	for i, w := range j.Words {
+		words[i] = word{w.Text, time.Duration(w.Start) * time.Millisecond, time.Duration(w.End) * time.Millisecond}
 	}
-	for _, w := range j.Words {
-		if start < 0 {
-			start = w.Start
+	t.Segments = append(t.Segments, sentences(words)...)
+	if len(t.Segments) == 0 {
+		t.Timing = TimingChunk
+		if t.Text != "" {
+			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
 		}
-		words = append(words, w.Text)
-		last = w.End
-		if strings.HasSuffix(w.Text, ".") || strings.HasSuffix(w.Text, "?") || strings.HasSuffix(w.Text, "!") || w.End-start >= 10_000 {
-			flush()
-		}
-	}
-	flush()
-	if len(t.Segments) == 0 && t.Text != "" {
-		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
 	}
 	return t
 }
 
-// lookup asks about a request. With the job id recorded, it asks for the job;
-// with only the upload URL, it searches the transcript list for a job of
-// that upload; with neither, the paid request never went out, since it
-// needs the upload URL, which is recorded before it.
+// listPage is the page size of transcript list look-ups, the most the
+// API gives.
+const listPage = 200
+
+// lookup asks about a request. With the job id recorded, it asks for the
+// job. With only the upload URL, it reads the transcript list, newest
+// first, page after page through prev_url (before_id), until a page holds
+// only transcripts created before the request was committed as sending,
+// or there is none older, for a job of that upload. With neither, the
+// paid request never went out, since it needs the upload URL, which is
+// recorded before it.
 func (a *assemblyAI) lookup(ctx context.Context, reads *http.Client, key string, ev journal.Evidence) (Found, error) {
 	id, _ := ev[evAssemblyJob].(string)
 	upload, _ := ev[evAssemblyUpload].(string)
 	if id == "" && upload == "" {
 		return Found{}, nil
 	}
+	unproven := func(reason string) error {
+		return &UnprovenError{Provider: "assemblyai", Reason: reason,
+			Check: "the transcripts in AssemblyAI's dashboard created around the time 'recall-archive ambiguous' shows, for one of the audio " + upload}
+	}
 	if id == "" {
-		req, err := a.request(ctx, http.MethodGet, "/v2/transcript?limit=200", nil, "")
-		if err != nil {
+		start, ok := window(ev)
+		if !ok {
+			return Found{}, unproven("the time the request was sent is not recorded, so the transcript list cannot be read for it")
+		}
+		var err error
+		if id, err = a.find(ctx, reads, upload, start, unproven); err != nil {
 			return Found{}, err
-		}
-		data, _, err := call(reads, req, "assemblyai", "")
-		if err != nil {
-			return Found{}, err
-		}
-		var list struct {
-			Transcripts []assemblyTranscript `json:"transcripts"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			return Found{}, fmt.Errorf("assemblyai: unreadable transcript list: %w", err)
-		}
-		for _, tr := range list.Transcripts {
-			if tr.AudioURL == upload {
-				id = tr.ID
-			}
 		}
 		if id == "" {
 			return Found{}, nil // no job for the upload: the paid request never arrived
@@ -234,14 +229,87 @@ func (a *assemblyAI) lookup(ctx context.Context, reads *http.Client, key string,
 	}
 	job, err := a.get(ctx, reads, id)
 	if err != nil {
-		return Found{}, err
+		return Found{}, unproven(fmt.Sprintf("reading job %s: %v", id, err))
 	}
 	switch job.Status {
 	case "completed":
 		t := job.transcript()
 		return Found{Charged: true, RequestID: id, Transcript: &t}, nil
 	case "error":
-		return Found{}, nil
+		return Found{RequestID: id}, nil // a failed job is not charged
+	case "queued", "processing":
+		return Found{}, fmt.Errorf("assemblyai: job %s is still %s: reconcile again later", id, job.Status)
 	}
-	return Found{}, fmt.Errorf("assemblyai: job %s is still %s: reconcile again later", id, job.Status)
+	return Found{}, unproven(fmt.Sprintf("job %s has a status recall does not know: %q", id, job.Status))
+}
+
+// assemblyList is one page of GET /v2/transcript.
+type assemblyList struct {
+	PageDetails *struct {
+		Limit       int     `json:"limit"`
+		ResultCount int     `json:"result_count"`
+		PrevURL     *string `json:"prev_url"`
+	} `json:"page_details"`
+	Transcripts *[]struct {
+		ID       string `json:"id"`
+		Created  string `json:"created"`
+		AudioURL string `json:"audio_url"`
+	} `json:"transcripts"`
+}
+
+// find returns the id of the job of upload in the transcript list, or ""
+// once the list was read back to start without one.
+func (a *assemblyAI) find(ctx context.Context, reads *http.Client, upload string, start time.Time, unproven func(string) error) (string, error) {
+	query := url.Values{"limit": {strconv.Itoa(listPage)}}
+	var deleted int
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return "", unproven(fmt.Sprintf("the transcript list holds more than %d pages since the request was sent", maxPages))
+		}
+		req, err := a.request(ctx, http.MethodGet, "/v2/transcript?"+query.Encode(), nil, "")
+		if err != nil {
+			return "", err
+		}
+		data, _, err := call(reads, req, "assemblyai", "")
+		if err != nil {
+			return "", unproven("reading the transcript list: " + err.Error())
+		}
+		var list assemblyList
+		if err := json.Unmarshal(data, &list); err != nil || list.PageDetails == nil || list.Transcripts == nil {
+			why := "no page_details or no transcripts"
+			if err != nil {
+				why = err.Error()
+			}
+			return "", unproven(fmt.Sprintf("page %d of the transcript list is in a shape recall does not know: %s", page, why))
+		}
+		older := 0
+		for _, tr := range *list.Transcripts {
+			if tr.AudioURL == upload {
+				return tr.ID, nil
+			}
+			created, err := time.Parse("2006-01-02T15:04:05.999999999", tr.Created)
+			if err != nil {
+				return "", unproven(fmt.Sprintf("transcript %s has a creation time recall cannot read: %q", tr.ID, tr.Created))
+			}
+			if created.Before(start) {
+				older++
+			} else if !strings.HasPrefix(tr.AudioURL, "http") || strings.Contains(tr.AudioURL, "deleted_by_user") {
+				deleted++
+			}
+		}
+		if deleted > 0 {
+			return "", unproven(fmt.Sprintf("%d transcripts created since the request was sent no longer say their audio (deleted), so one of them may be its job", deleted))
+		}
+		prev := list.PageDetails.PrevURL
+		if older == len(*list.Transcripts) || prev == nil || *prev == "" {
+			return "", nil // read back to before the request, or to the oldest
+		}
+		u, err := url.Parse(*prev)
+		if err != nil || u.Query().Get("before_id") == "" {
+			return "", unproven(fmt.Sprintf("page %d's prev_url does not say where the older transcripts start: %q", page, *prev))
+		}
+		// The previous page is asked of the same API, whatever host the
+		// link names.
+		query = u.Query()
+	}
 }

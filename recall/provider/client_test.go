@@ -141,7 +141,7 @@ func TestNewRefusesWhatItCannotReach(t *testing.T) {
 		}
 	}
 	_, err := provider.New(provider.Options{Name: "whisperer", BaseURL: "http://127.0.0.1:1", Model: "m"})
-	if err == nil || !strings.Contains(err.Error(), `"whisperer"`) || !strings.Contains(err.Error(), "sandbox, openai, deepgram, assemblyai") {
+	if err == nil || !strings.Contains(err.Error(), `"whisperer"`) || !strings.Contains(err.Error(), "sandbox, openai, groq, whispercpp, localai, speaches, deepgram, assemblyai") {
 		t.Fatalf("unknown provider: %v; want its name and the known ones", err)
 	}
 }

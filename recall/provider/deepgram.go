@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,9 +27,6 @@ type deepgram struct {
 	project string
 }
 
-// limits: Deepgram takes up to 2 GB per request.
-func (d *deepgram) limits(string) Limits { return Limits{MaxBytes: 2 << 30} }
-
 type deepgramResponse struct {
 	Metadata struct {
 		RequestID string  `json:"request_id"`
@@ -37,6 +36,12 @@ type deepgramResponse struct {
 		Channels []struct {
 			Alternatives []struct {
 				Transcript string `json:"transcript"`
+				Words      []struct {
+					Word           string  `json:"word"`
+					PunctuatedWord string  `json:"punctuated_word"`
+					Start          float64 `json:"start"`
+					End            float64 `json:"end"`
+				} `json:"words"`
 			} `json:"alternatives"`
 		} `json:"channels"`
 		Utterances []struct {
@@ -74,77 +79,192 @@ func parseDeepgram(data []byte, reqID string) (Transcript, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Transcript{}, fmt.Errorf("deepgram: unreadable answer (request %s): %w", reqID, err)
 	}
-	t := Transcript{RequestID: r.Metadata.RequestID, Duration: seconds(r.Metadata.Duration), Segments: []Segment{}}
+	t := Transcript{RequestID: r.Metadata.RequestID, Duration: seconds(r.Metadata.Duration), Segments: []Segment{}, Timing: TimingSegments}
 	if t.RequestID == "" {
 		t.RequestID = reqID
 	}
+	var words []word
 	for _, ch := range r.Results.Channels {
 		if len(ch.Alternatives) > 0 {
-			t.Text = strings.TrimSpace(ch.Alternatives[0].Transcript)
+			alt := ch.Alternatives[0]
+			t.Text = strings.TrimSpace(alt.Transcript)
+			for _, w := range alt.Words {
+				text := w.PunctuatedWord
+				if text == "" {
+					text = w.Word
+				}
+				words = append(words, word{text, seconds(w.Start), seconds(w.End)})
+			}
 			break
 		}
 	}
 	for _, u := range r.Results.Utterances {
 		t.Segments = append(t.Segments, Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)})
 	}
-	if len(t.Segments) == 0 && t.Text != "" {
-		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+	if len(t.Segments) == 0 && len(words) > 0 {
+		t.Segments, t.Timing = sentences(words), TimingWords
+	}
+	if len(t.Segments) == 0 {
+		t.Timing = TimingChunk
+		if t.Text != "" {
+			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+		}
 	}
 	return t, nil
 }
 
-// lookup searches the project's request log, from
-// shortly before the request was sent, for a request with the key's tag.
-// The log keeps no transcript, so a request found is applied without one.
+// requestsPage is the page size of the request log look-ups ask for, the
+// most the API gives.
+const requestsPage = 1000
+
+// lookup reads the project's request log, every page of it from shortly
+// before the request was committed as sending until now, for a request
+// with the key's tag, in either shape the log has had: the older with the
+// status in response.code and the tags in response.details.tags, the
+// current with the status in code. The log keeps no transcript, so a
+// request found is applied without one. A request is not charged only
+// when every page was read and recognised and none of its records is the
+// request with a success.
 func (d *deepgram) lookup(ctx context.Context, reads *http.Client, key string, ev journal.Evidence) (Found, error) {
-	if d.project == "" {
-		return Found{}, fmt.Errorf("deepgram: looking a request up needs the project id (--deepgram-project)")
+	unproven := func(reason string) error {
+		return &UnprovenError{Provider: "deepgram", Reason: reason,
+			Check: "the project's usage page in Deepgram's console, for a request tagged " + key + " around the time 'recall-archive ambiguous' shows"}
 	}
-	q := url.Values{"limit": {"1000"}}
-	if sent, ok := ev["sent_at"].(string); ok {
-		if at, err := time.Parse(time.RFC3339Nano, sent); err == nil {
-			q.Set("start", at.Add(-time.Minute).UTC().Format(time.RFC3339))
+	if d.project == "" {
+		return Found{}, unproven("looking a request up needs the project id (--deepgram-project or $DEEPGRAM_PROJECT_ID)")
+	}
+	start, ok := window(ev)
+	if !ok {
+		return Found{}, unproven("the time the request was sent is not recorded, so the request log cannot be read for it")
+	}
+	end := time.Now().Add(skew).UTC()
+	seen := map[string]bool{}
+	var refused *deepgramRecord
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return Found{}, unproven(fmt.Sprintf("the request log holds more than %d pages for the time since the request was sent", maxPages))
+		}
+		log, err := d.requests(ctx, reads, start, end, page)
+		if err != nil {
+			if _, ok := Unproven(err); ok {
+				return Found{}, err
+			}
+			return Found{}, unproven("reading the request log: " + err.Error())
+		}
+		fresh := 0
+		for _, r := range log.requests {
+			if !seen[r.id] {
+				seen[r.id] = true
+				fresh++
+			}
+			if !r.tagged(key) {
+				continue
+			}
+			if r.code/100 == 2 {
+				return Found{Charged: true, RequestID: r.id}, nil
+			}
+			refused = &r
+		}
+		if len(log.requests) < log.limit {
+			break // the last page
+		}
+		if fresh == 0 {
+			return Found{}, unproven(fmt.Sprintf("page %d of the request log repeats the records of earlier pages: the log cannot be read to its end", page))
 		}
 	}
+	if refused != nil {
+		return Found{RequestID: refused.id}, nil // answered with an error: not charged
+	}
+	return Found{}, nil
+}
+
+// deepgramRecord is one record of the request log, in either shape.
+type deepgramRecord struct {
+	id   string
+	code int
+	path string
+	tags []string
+}
+
+// tagged reports whether the record is of the request with the tag key.
+func (r deepgramRecord) tagged(key string) bool {
+	if u, err := url.Parse(r.path); err == nil && slices.Contains(u.Query()["tag"], key) {
+		return true
+	}
+	return slices.Contains(r.tags, key)
+}
+
+// deepgramLog is one page of the request log.
+type deepgramLog struct {
+	requests []deepgramRecord
+	// limit is the page's size: a page with fewer records is the last.
+	limit int
+}
+
+// requests reads one page of the request log, as an *UnprovenError when
+// its shape is not one recall recognises.
+func (d *deepgram) requests(ctx context.Context, reads *http.Client, start, end time.Time, page int) (deepgramLog, error) {
+	q := url.Values{"start": {start.Format(time.RFC3339)}, "end": {end.Format(time.RFC3339)},
+		"limit": {strconv.Itoa(requestsPage)}, "page": {strconv.Itoa(page)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(d.baseURL, "/")+"/v1/projects/"+url.PathEscape(d.project)+"/requests?"+q.Encode(), nil)
 	if err != nil {
-		return Found{}, err
+		return deepgramLog{}, err
 	}
 	if d.apiKey != "" {
 		req.Header.Set("Authorization", "Token "+d.apiKey)
 	}
 	data, _, err := call(reads, req, "deepgram", "Dg-Request-Id")
 	if err != nil {
-		return Found{}, err
+		return deepgramLog{}, err
 	}
-	var out struct {
-		Requests []struct {
-			RequestID string `json:"request_id"`
-			Path      string `json:"path"`
-			Response  struct {
-				Code    int `json:"code"`
-				Details struct {
-					USD  float64  `json:"usd"`
+	unknown := func(what string) error {
+		return &UnprovenError{Provider: "deepgram", Reason: "the request log's page " + strconv.Itoa(page) + " is in a shape recall does not know: " + what,
+			Check: "the project's usage page in Deepgram's console, around the time 'recall-archive ambiguous' shows"}
+	}
+	var raw struct {
+		Limit    *float64 `json:"limit"`
+		Requests *[]struct {
+			RequestID string   `json:"request_id"`
+			Path      string   `json:"path"`
+			Code      *float64 `json:"code"`
+			Response  *struct {
+				Code    *float64 `json:"code"`
+				Details *struct {
 					Tags []string `json:"tags"`
 				} `json:"details"`
 			} `json:"response"`
 		} `json:"requests"`
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return Found{}, fmt.Errorf("deepgram: unreadable request log: %w", err)
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return deepgramLog{}, unknown(err.Error())
 	}
-	for _, r := range out.Requests {
-		tagged := strings.Contains(r.Path, "tag="+url.QueryEscape(key))
-		for _, tag := range r.Response.Details.Tags {
-			tagged = tagged || tag == key
-		}
-		if !tagged {
-			continue
-		}
-		if r.Response.Code/100 != 2 {
-			return Found{}, nil // answered with an error: not charged
-		}
-		return Found{Charged: true, RequestID: r.RequestID}, nil
+	if raw.Requests == nil {
+		return deepgramLog{}, unknown("no list of requests")
 	}
-	return Found{}, nil
+	log := deepgramLog{limit: requestsPage}
+	if raw.Limit != nil && *raw.Limit >= 1 && int(*raw.Limit) < requestsPage {
+		log.limit = int(*raw.Limit) // the API gave smaller pages than asked
+	}
+	for i, r := range *raw.Requests {
+		rec := deepgramRecord{id: r.RequestID, path: r.Path}
+		switch {
+		case r.Code != nil:
+			rec.code = int(*r.Code)
+		case r.Response != nil && r.Response.Code != nil:
+			rec.code = int(*r.Response.Code)
+		default:
+			return deepgramLog{}, unknown(fmt.Sprintf("record %d (%s) has no response code", i, r.RequestID))
+		}
+		if r.Response != nil && r.Response.Details != nil {
+			rec.tags = r.Response.Details.Tags
+		}
+		if rec.id == "" {
+			return deepgramLog{}, unknown(fmt.Sprintf("record %d has no request id", i))
+		}
+		if !strings.Contains(rec.path, "?") && rec.tags == nil {
+			return deepgramLog{}, unknown(fmt.Sprintf("record %s says neither its query nor its tags, so whose it is cannot be told", rec.id))
+		}
+		log.requests = append(log.requests, rec)
+	}
+	return log, nil
 }

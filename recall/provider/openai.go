@@ -13,93 +13,173 @@ import (
 	"time"
 )
 
-// openAI is any OpenAI-compatible POST {baseURL}/v1/audio/transcriptions:
-// OpenAI, Groq, a whisper.cpp server, speaches, LocalAI, or the sandbox.
+// openAIDialect is how one OpenAI-compatible server differs from OpenAI's
+// own API.
+type openAIDialect struct {
+	// path is the transcription endpoint under the base URL, such as
+	// /v1/audio/transcriptions; a base URL that already ends in /v1 does
+	// not get a second one.
+	path string
+	// seconds: segment times are seconds; otherwise nanoseconds, as Go's
+	// time.Duration marshals them (LocalAI).
+	seconds bool
+	// textOnly reports the models that take only response_format json:
+	// their answer has no timing below the chunk.
+	textOnly func(model string) bool
+}
+
+// openAI is any OpenAI-compatible POST of a multipart form: OpenAI, Groq,
+// a whisper.cpp server, LocalAI, speaches, or the sandbox.
 type openAI struct {
+	dialect                openAIDialect
+	name                   string
 	baseURL, model, apiKey string
 	// tagHeader, if set, names a header that carries the chunk's journal
 	// key, for providers that can be asked about it later.
 	tagHeader string
 }
 
-// limits: OpenAI-compatible APIs take up to 25 MB, and the gpt-4o
-// transcription models at most 1,500 s of audio (a margin is kept under
-// it).
-func (o *openAI) limits(model string) Limits {
-	l := Limits{MaxBytes: 25 << 20}
-	if strings.HasPrefix(model, "gpt-4o") {
+// openAICompatible returns the api constructor of an OpenAI-compatible
+// provider.
+func openAICompatible(name string, d openAIDialect) func(Options) api {
+	return func(o Options) api {
+		return &openAI{dialect: d, name: name, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey}
+	}
+}
+
+// gpt4oText reports OpenAI's models that answer only in json: the gpt-4o
+// transcription models (and gpt-transcribe), which refuse verbose_json.
+func gpt4oText(model string) bool {
+	return strings.HasPrefix(model, "gpt-4o") || strings.HasPrefix(model, "gpt-transcribe")
+}
+
+// openAILimits: OpenAI takes up to 25 MB, and the gpt-4o transcription
+// models at most 1,500 s of audio (a margin is kept under it).
+func openAILimits(model string) Limits {
+	l := Limits{MaxBytes: openAIBytes}
+	if gpt4oText(model) {
 		l.MaxDuration = 1400 * time.Second
 	}
 	return l
 }
 
-type verboseJSON struct {
-	Text     string  `json:"text"`
-	Language string  `json:"language"`
-	Duration float64 `json:"duration"`
-	Segments []struct {
-		Start float64 `json:"start"`
-		End   float64 `json:"end"`
-		Text  string  `json:"text"`
-	} `json:"segments"`
+// endpoint joins a base URL and an API path, once: a base URL given with
+// /v1, as Groq and the OpenAI SDKs document theirs, is not given another.
+func endpoint(base, path string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.HasPrefix(path, "/v1/") && strings.HasSuffix(base, "/v1") {
+		path = strings.TrimPrefix(path, "/v1")
+	}
+	return base + path
+}
+
+// form returns the multipart form of one chunk: the file, the model and
+// the response format the model accepts.
+func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
+	audio, err := os.ReadFile(c.Path)
+	if err != nil {
+		return nil, "", fmt.Errorf("read chunk %s: %w", c.Path, err)
+	}
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	fw, err := mw.CreateFormFile("file", filepath.Base(c.Path))
+	if err != nil {
+		return nil, "", err
+	}
+	fw.Write(audio)
+	mw.WriteField("model", o.model)
+	if o.dialect.textOnly != nil && o.dialect.textOnly(o.model) {
+		mw.WriteField("response_format", "json")
+	} else {
+		mw.WriteField("response_format", "verbose_json")
+		mw.WriteField("timestamp_granularities[]", "segment")
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return b.Bytes(), mw.FormDataContentType(), nil
 }
 
 // transcribe sends one multipart POST.
 func (o *openAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
-	audio, err := os.ReadFile(c.Path)
+	body, contentType, err := o.form(c)
 	if err != nil {
-		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
-	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, err := mw.CreateFormFile("file", filepath.Base(c.Path))
-	if err != nil {
-		return Transcript{}, &LocalError{err}
-	}
-	fw.Write(audio)
-	mw.WriteField("model", o.model)
-	mw.WriteField("response_format", "verbose_json")
-	mw.WriteField("timestamp_granularities[]", "segment")
-	if err := mw.Close(); err != nil {
 		return Transcript{}, &LocalError{err}
 	}
 	// A bytes.Reader body gets GetBody, so that an attempt proven not sent
 	// can go again.
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.baseURL, "/")+"/v1/audio/transcriptions", bytes.NewReader(body.Bytes()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint(o.baseURL, o.dialect.path), bytes.NewReader(body))
 	if err != nil {
 		return Transcript{}, &LocalError{err}
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", contentType)
 	if o.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+o.apiKey)
 	}
 	if o.tagHeader != "" {
 		req.Header.Set(o.tagHeader, c.Key)
 	}
-	data, reqID, err := call(paid, req, "openai", "X-Request-Id")
+	data, reqID, err := call(paid, req, o.name, "X-Request-Id")
 	if err != nil {
 		return Transcript{}, err
 	}
-	t, err := ParseVerboseJSON(data)
+	t, err := o.parse(data)
 	if err != nil {
-		return Transcript{}, fmt.Errorf("unreadable answer (request %s): %w", reqID, err)
+		return Transcript{}, fmt.Errorf("%s: unreadable answer (request %s): %w", o.name, reqID, err)
 	}
 	t.RequestID = reqID
 	return t, nil
 }
 
-// ParseVerboseJSON reads an OpenAI-style verbose_json transcription.
-func ParseVerboseJSON(data []byte) (Transcript, error) {
-	var v verboseJSON
+// parse reads the answer in the dialect's time unit.
+func (o *openAI) parse(data []byte) (Transcript, error) {
+	unit := time.Second
+	if !o.dialect.seconds {
+		unit = time.Nanosecond
+	}
+	return parseOpenAI(data, unit)
+}
+
+// ParseVerboseJSON reads an OpenAI-style transcription: verbose_json, with
+// segments timed in seconds, or json, with the text alone (one segment
+// without timing, Timing "chunk").
+func ParseVerboseJSON(data []byte) (Transcript, error) { return parseOpenAI(data, time.Second) }
+
+// parseOpenAI reads an OpenAI-style answer whose times are in unit.
+func parseOpenAI(data []byte, unit time.Duration) (Transcript, error) {
+	var v struct {
+		Text     *string `json:"text"`
+		Language string  `json:"language"`
+		Duration float64 `json:"duration"`
+		Segments []struct {
+			Start *float64 `json:"start"`
+			End   *float64 `json:"end"`
+			Text  string   `json:"text"`
+		} `json:"segments"`
+	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return Transcript{}, err
 	}
-	t := Transcript{Text: strings.TrimSpace(v.Text), Language: v.Language, Duration: seconds(v.Duration), Segments: make([]Segment, 0, len(v.Segments))}
-	for _, s := range v.Segments {
-		t.Segments = append(t.Segments, Segment{Start: seconds(s.Start), End: seconds(s.End), Text: strings.TrimSpace(s.Text)})
+	if v.Text == nil {
+		return Transcript{}, fmt.Errorf("no text in the answer")
 	}
-	if len(t.Segments) == 0 && t.Text != "" {
-		t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+	at := func(f float64) time.Duration { return time.Duration(f * float64(unit)) }
+	t := Transcript{Text: strings.TrimSpace(*v.Text), Language: v.Language, Duration: at(v.Duration), Segments: make([]Segment, 0, len(v.Segments)), Timing: TimingSegments}
+	if unit != time.Second {
+		t.Duration = seconds(v.Duration) // LocalAI sends no duration; any other is seconds
+	}
+	for _, s := range v.Segments {
+		if s.Start == nil || s.End == nil {
+			t.Timing = TimingChunk // whisper.cpp without timestamps
+			continue
+		}
+		t.Segments = append(t.Segments, Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text)})
+	}
+	if len(t.Segments) == 0 {
+		t.Timing = TimingChunk
+		if t.Text != "" {
+			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+		}
 	}
 	return t, nil
 }

@@ -25,10 +25,6 @@ import (
 	"github.com/rubicon-go/rubicon/transport"
 )
 
-// Names are the providers [New] knows: recall-archive's built-in sandbox,
-// any OpenAI-compatible API, Deepgram and AssemblyAI.
-var Names = []string{"sandbox", "openai", "deepgram", "assemblyai"}
-
 // DefaultTimeout bounds a paid request when [Options] set no timeout.
 const DefaultTimeout = 10 * time.Minute
 
@@ -36,7 +32,8 @@ const DefaultTimeout = 10 * time.Minute
 type Options struct {
 	// Name is one of [Names].
 	Name string
-	// BaseURL is the API's root, such as https://api.openai.com.
+	// BaseURL is the API's root, such as https://api.openai.com/v1 (with
+	// or without /v1).
 	BaseURL string
 	// Model is the model, such as whisper-1.
 	Model string
@@ -58,6 +55,7 @@ type Options struct {
 // safe for concurrent use.
 type Provider struct {
 	name, model string
+	reg         Registration
 	api         api
 	// paid sends the requests of Transcribe: each is sent again only when
 	// it provably never left, whatever its method.
@@ -70,7 +68,6 @@ type Provider struct {
 // api is what differs between providers: how a chunk is sent, and how a
 // request is looked up (lookupAPI), given the clients to use.
 type api interface {
-	limits(model string) Limits
 	transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error)
 }
 
@@ -84,10 +81,11 @@ func New(o Options) (*Provider, error) {
 	if o.BaseURL == "" || o.Model == "" {
 		return nil, fmt.Errorf("provider %s: give a base URL and a model", o.Name)
 	}
-	a, err := apiOf(o)
+	reg, err := Lookup(o.Name)
 	if err != nil {
 		return nil, err
 	}
+	a := reg.api(o)
 	paid, err := paidClient()
 	if err != nil {
 		return nil, err
@@ -96,7 +94,7 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{name: o.Name, model: o.Model, api: a, paid: paid, reads: reads, timeout: o.Timeout}
+	p := &Provider{name: o.Name, model: o.Model, reg: reg, api: a, paid: paid, reads: reads, timeout: o.Timeout}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}
@@ -107,29 +105,11 @@ func New(o Options) (*Provider, error) {
 // model, as [Provider.Limits] does, without making the provider: for
 // pricing a batch before it is sent.
 func LimitsOf(name, model string) (Limits, error) {
-	a, err := apiOf(Options{Name: name, Model: model})
+	reg, err := Lookup(name)
 	if err != nil {
 		return Limits{}, err
 	}
-	return a.limits(model), nil
-}
-
-// apiOf returns the api of the provider o names.
-func apiOf(o Options) (api, error) {
-	var a api
-	switch o.Name {
-	case "sandbox":
-		a = &sandbox{openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key"}}
-	case "openai":
-		a = &openAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey}
-	case "deepgram":
-		a = &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project}
-	case "assemblyai":
-		a = &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery}
-	default:
-		return nil, fmt.Errorf("unknown provider %q: use %s", o.Name, strings.Join(Names, ", "))
-	}
-	return a, nil
+	return reg.limits(model), nil
 }
 
 // paidClient returns the client of paid requests: rubicon's transport,
@@ -151,7 +131,13 @@ func (p *Provider) Name() string { return p.name }
 func (p *Provider) Model() string { return p.model }
 
 // Limits returns what the provider accepts in one request.
-func (p *Provider) Limits() Limits { return p.api.limits(p.model) }
+func (p *Provider) Limits() Limits { return p.reg.limits(p.model) }
+
+// Registration returns the provider's registration.
+func (p *Provider) Registration() Registration { return p.reg }
+
+// Timeout returns the bound on each paid request.
+func (p *Provider) Timeout() time.Duration { return p.timeout }
 
 // Transcribe makes the chunk's one paid request, and returns the
 // transcript or an error that [Report] classifies. It ends by the
@@ -159,6 +145,9 @@ func (p *Provider) Limits() Limits { return p.api.limits(p.model) }
 func (p *Provider) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
+	// Each request is one call of the journal's, which alone says what
+	// may be sent again; the transport is told so.
+	ctx = transport.NewCall(ctx)
 	return p.api.transcribe(ctx, p.paid, c)
 }
 
@@ -182,7 +171,53 @@ func (p *Provider) Lookup(ctx context.Context, key string, evidence journal.Evid
 	return l.lookup(ctx, p.reads, key, evidence)
 }
 
-// Found is what a provider's records say about one request.
+// UnprovenError is a look-up that proved nothing: the provider's records
+// could not be read whole, for the whole time since the request was sent,
+// in a shape recall recognises. The request stays ambiguous: absence from
+// what was read is not proof that nothing was charged.
+type UnprovenError struct {
+	Provider string
+	// Reason says what could not be read or recognised.
+	Reason string
+	// Check says what a person can look at to decide.
+	Check string
+}
+
+// Error names the provider and the reason.
+func (e *UnprovenError) Error() string {
+	return fmt.Sprintf("%s: cannot prove whether the request was charged: %s", e.Provider, e.Reason)
+}
+
+// Unproven returns the UnprovenError in err, if there is one.
+func Unproven(err error) (*UnprovenError, bool) {
+	var ue *UnprovenError
+	return ue, errors.As(err, &ue)
+}
+
+// skew is the margin a look-up's window gets on each side, for the
+// difference between recall's clock and the provider's.
+const skew = 5 * time.Minute
+
+// maxPages bounds a look-up: past it, the records are too many to read.
+const maxPages = 1000
+
+// window returns the start of the time a look-up must read, from the
+// moment the request was committed as sending (evidence "sent_at"), a
+// margin before it.
+func window(ev journal.Evidence) (time.Time, bool) {
+	sent, ok := ev["sent_at"].(string)
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, sent)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return at.Add(-skew).UTC(), true
+}
+
+// Found is what a provider's records say about one request, proven:
+// charged, or (Charged false) read whole and not there, or refused.
 type Found struct {
 	Charged   bool
 	RequestID string
@@ -220,12 +255,30 @@ type Segment struct {
 	Text  string        `json:"text"`
 }
 
+// Timing says how finely a transcript is timed.
+type Timing string
+
+// The timings of a transcript.
+const (
+	// TimingSegments: the provider timed each segment.
+	TimingSegments Timing = "segments"
+	// TimingWords: the provider timed each word, and the segments are
+	// words grouped into sentences.
+	TimingWords Timing = "words"
+	// TimingChunk: the provider gave text alone (OpenAI's gpt-4o
+	// transcription models): one segment spans the chunk, so a search
+	// or a subtitle is timed to the chunk only.
+	TimingChunk Timing = "chunk"
+)
+
 // Transcript is what a provider returned for a chunk.
 type Transcript struct {
 	Text     string        `json:"text"`
 	Language string        `json:"language,omitempty"`
 	Duration time.Duration `json:"duration"`
 	Segments []Segment     `json:"segments"`
+	// Timing says how finely the segments are timed.
+	Timing Timing `json:"timing,omitempty"`
 	// RequestID is the provider's id for the request, kept as evidence.
 	RequestID string `json:"request_id,omitempty"`
 }
@@ -251,12 +304,32 @@ func (e *JobError) Error() string {
 type HTTPError struct {
 	Provider string
 	// Method is the method of the request that got the answer.
-	Method    string
-	Status    int
-	Message   string
-	RequestID string
+	Method string
+	Status int
+	// Message is the provider's message, from whichever of its documented
+	// error shapes the answer has; Code its error code, if it gives one
+	// (OpenAI's error.code or error.type, Deepgram's err_code or
+	// category).
+	Message, Code string
+	RequestID     string
 	// RetryAfter is the wait the provider asked for, if any.
 	RetryAfter time.Duration
+}
+
+// KeyRefused reports whether the provider refused the API key (401 or
+// 403): every other request with it would be refused too.
+func (e *HTTPError) KeyRefused() bool {
+	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden
+}
+
+// KeyRefused returns the provider's refusal of the API key if err holds
+// one, however it is wrapped: the first 401 or 403 a paid call met.
+func KeyRefused(err error) (*HTTPError, bool) {
+	var he *HTTPError
+	if errors.As(err, &he) && he.KeyRefused() {
+		return he, true
+	}
+	return nil, false
 }
 
 // Error names the provider, the status and the message.
@@ -264,6 +337,9 @@ func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("%s answered %d", e.Provider, e.Status)
 	if e.Message != "" {
 		msg += ": " + e.Message
+	}
+	if e.Code != "" && !strings.Contains(e.Message, e.Code) {
+		msg += " (" + e.Code + ")"
 	}
 	if e.RetryAfter > 0 {
 		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
@@ -368,7 +444,11 @@ func call(client *http.Client, req *http.Request, name, idHeader string) ([]byte
 		return nil, reqID, fmt.Errorf("%s: reading the answer (request %s): %w", name, reqID, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		he := &HTTPError{Provider: name, Method: req.Method, Status: resp.StatusCode, RequestID: reqID, Message: errorMessage(data)}
+		he := &HTTPError{Provider: name, Method: req.Method, Status: resp.StatusCode, RequestID: reqID}
+		he.Message, he.Code = errorMessage(data)
+		if he.RequestID == "" {
+			he.RequestID = errorRequestID(data)
+		}
 		if d, ok := retry.ParseRetryAfter(resp.Header, time.Now()); ok {
 			he.RetryAfter = d
 		}
@@ -377,19 +457,60 @@ func call(client *http.Client, req *http.Request, name, idHeader string) ([]byte
 	return data, reqID, nil
 }
 
-// errorMessage extracts {"error":{"message":...}}, or a short excerpt.
-func errorMessage(data []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(data, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
+// errorShapes are the error bodies the providers document: OpenAI's error
+// object (also LocalAI's and Groq's), whisper.cpp's and AssemblyAI's
+// {"error": "..."} (AssemblyAI's with "status": "error"), and Deepgram's
+// legacy {"err_code", "err_msg"} and modern {"category", "message"}.
+type errorShapes struct {
+	Error     json.RawMessage `json:"error"`
+	ErrCode   string          `json:"err_code"`
+	ErrMsg    string          `json:"err_msg"`
+	Category  string          `json:"category"`
+	Message   string          `json:"message"`
+	Details   string          `json:"details"`
+	RequestID string          `json:"request_id"`
+}
+
+// errorMessage reads the message and code of an error answer in any of
+// the documented shapes, or a short excerpt of an answer in none.
+func errorMessage(data []byte) (message, code string) {
+	var e errorShapes
+	if json.Unmarshal(data, &e) == nil {
+		var obj struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+		}
+		var text string
+		switch {
+		case len(e.Error) > 0 && json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
+			code = obj.Type
+			var c string
+			if json.Unmarshal(obj.Code, &c) == nil && c != "" {
+				code = c
+			}
+			return obj.Message, code
+		case len(e.Error) > 0 && json.Unmarshal(e.Error, &text) == nil && text != "":
+			return text, ""
+		case e.ErrMsg != "":
+			return e.ErrMsg, e.ErrCode
+		case e.Message != "":
+			if e.Details != "" {
+				return e.Message + ": " + e.Details, e.Category
+			}
+			return e.Message, e.Category
+		}
 	}
 	s := strings.TrimSpace(string(data))
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
-	return s
+	return s, ""
+}
+
+// errorRequestID reads the request id an error answer carries (Deepgram's).
+func errorRequestID(data []byte) string {
+	var e errorShapes
+	json.Unmarshal(data, &e)
+	return e.RequestID
 }

@@ -18,34 +18,38 @@ type sandbox struct {
 	openAI
 }
 
-// lookup asks GET /v1/sandbox/charges?tag=KEY.
+// lookup asks GET /v1/sandbox/charges?tag=KEY, which answers every charge
+// with the tag at once.
 func (s *sandbox) lookup(ctx context.Context, reads *http.Client, key string, _ journal.Evidence) (Found, error) {
+	unproven := func(reason string) error {
+		return &UnprovenError{Provider: "sandbox", Reason: reason, Check: "the sandbox's charges at " + s.baseURL + "/v1/sandbox/charges"}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(s.baseURL, "/")+"/v1/sandbox/charges?tag="+url.QueryEscape(key), nil)
 	if err != nil {
 		return Found{}, err
 	}
 	resp, err := reads.Do(req)
 	if err != nil {
-		return Found{}, err
+		return Found{}, unproven(err.Error())
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Found{}, fmt.Errorf("sandbox look-up answered %d", resp.StatusCode)
+		return Found{}, unproven(fmt.Sprintf("the look-up was answered %d", resp.StatusCode))
 	}
 	var out struct {
-		Charges []struct {
+		Charges *[]struct {
 			RequestID  string          `json:"request_id"`
 			Amount     ledger.Amount   `json:"amount_micro_usd"`
 			Transcript json.RawMessage `json:"transcript"`
 		} `json:"charges"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return Found{}, fmt.Errorf("sandbox look-up: %w", err)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Charges == nil {
+		return Found{}, unproven("the answer is not a list of charges")
 	}
-	if len(out.Charges) == 0 {
+	if len(*out.Charges) == 0 {
 		return Found{}, nil
 	}
-	c := out.Charges[0]
+	c := (*out.Charges)[0]
 	f := Found{Charged: true, RequestID: c.RequestID, Cost: c.Amount}
 	if t, err := ParseVerboseJSON(c.Transcript); err == nil {
 		t.RequestID = c.RequestID

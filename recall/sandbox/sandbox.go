@@ -134,6 +134,8 @@ type Options struct {
 	Tools media.Tools
 	// TagHeader names the request header whose value is kept with each
 	// charge, so that charges can be looked up by it. Default X-Recall-Key.
+	// A request without it (from a client that speaks plain OpenAI) is
+	// tagged by the name of its file, "file:NAME".
 	TagHeader string
 	// Latency delays each transcription's answer, as a real provider's
 	// work does.
@@ -245,7 +247,7 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model := r.FormValue("model")
-	file, _, err := r.FormFile("file")
+	file, header, err := r.FormFile("file")
 	if err != nil || model == "" {
 		apiError(w, http.StatusBadRequest, "sandbox: send a file and a model")
 		return
@@ -263,7 +265,11 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	answer, _ := json.Marshal(placeholder(dur, sum))
-	charge := Charge{RequestID: reqID, Tag: r.Header.Get(s.opts.TagHeader), Model: model, Duration: dur,
+	tag := r.Header.Get(s.opts.TagHeader)
+	if tag == "" {
+		tag = "file:" + header.Filename
+	}
+	charge := Charge{RequestID: reqID, Tag: tag, Model: model, Duration: dur,
 		Amount: s.price(dur), Fault: fault, At: time.Now(), Transcript: answer}
 	s.mu.Lock()
 	s.charges = append(s.charges, charge)

@@ -158,27 +158,37 @@ func (s *Store) Operation(ctx context.Context, key string) (journal.Operation, e
 }
 
 // Claim gives worker the lease on the pending request key, and keeps it
-// renewed, until the returned function is called.
-func (s *Store) Claim(ctx context.Context, key, worker string) (release func(), err error) {
+// renewed, until release is called. held lasts as long as the lease is
+// held: once it is done (context.Cause says why), the request must not be
+// sent. release returns what went wrong with the renewals, if anything
+// did (see journal.Journal.KeepLeases).
+func (s *Store) Claim(ctx context.Context, key, worker string) (held context.Context, release func() error, err error) {
 	if _, err := s.j.ClaimKey(ctx, key, worker); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	stop := s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
-	return func() { stop() }, nil
+	held, release = s.j.KeepLeases(context.WithoutCancel(ctx), worker, key)
+	return held, release, nil
 }
 
 // Send commits that worker is sending the request key, with the hold of
 // amount on the batch's budget that pays for it, in one transaction: the
 // attempt that the sending transition counts names the hold. A hold the
 // budget refuses leaves the request unsent, with an error wrapping
-// ledger.ErrInsufficientFunds.
-func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) error {
-	return s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
-		op, err := s.j.SendTx(ctx, tx, key, worker)
+// ledger.ErrInsufficientFunds. The operation it returns has the
+// request's Deadline: send it under op.Fence.
+func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledger.Amount) (journal.Operation, error) {
+	var op journal.Operation
+	err := s.update(ctx, named("committing the sending of "+key), func(tx *sqlstore.Tx) error {
+		var err error
+		op, err = s.j.SendTx(ctx, tx, key, worker)
 		if err != nil {
 			return err
 		}
-		hold := ledger.HoldRequest{ID: op.Key + "#" + strconv.Itoa(op.Attempts), Account: account(batch), Amount: amount, Operation: key}
+		acct, err := s.accountFor(ctx, tx, batch, key)
+		if err != nil {
+			return err
+		}
+		hold := ledger.HoldRequest{ID: ledger.AttemptHoldID(op.Key, op.Attempts), Account: acct, Amount: amount, Operation: key}
 		if _, err = s.l.HoldTx(ctx, tx, hold); err != nil {
 			return err
 		}
@@ -186,6 +196,7 @@ func (s *Store) Send(ctx context.Context, batch, key, worker string, amount ledg
 		_, err = tx.SQL().ExecContext(ctx, `DELETE FROM recall_refusals WHERE op_key = $1`, key)
 		return err
 	})
+	return op, err
 }
 
 // Annotate records evidence about the request key that worker is sending,
@@ -231,7 +242,7 @@ func (s *Store) heldFor(ctx context.Context, tx ledger.Tx, key string) (ledger.H
 }
 
 // settle settles the request's open hold at cost; 0 keeps the amount held.
-func (s *Store) settle(ctx context.Context, tx ledger.Tx, key string, cost ledger.Amount) error {
+func (s *Store) settle(ctx context.Context, tx *sqlstore.Tx, key string, cost ledger.Amount) error {
 	h, ok, err := s.heldFor(ctx, tx, key)
 	if err != nil || !ok {
 		return err
@@ -239,18 +250,22 @@ func (s *Store) settle(ctx context.Context, tx ledger.Tx, key string, cost ledge
 	if cost == 0 {
 		cost = h.Amount
 	}
-	_, err = s.l.SettleTx(ctx, tx, h.ID, cost)
-	return err
+	if _, err = s.l.SettleTx(ctx, tx, h.ID, cost); err != nil {
+		return err
+	}
+	return s.refit(ctx, tx, h)
 }
 
 // release releases the request's open hold.
-func (s *Store) release(ctx context.Context, tx ledger.Tx, key string) error {
+func (s *Store) release(ctx context.Context, tx *sqlstore.Tx, key string) error {
 	h, ok, err := s.heldFor(ctx, tx, key)
 	if err != nil || !ok {
 		return err
 	}
-	_, err = s.l.VoidTx(ctx, tx, h.ID)
-	return err
+	if _, err = s.l.VoidTx(ctx, tx, h.ID); err != nil {
+		return err
+	}
+	return s.refit(ctx, tx, h)
 }
 
 // putTranscript keeps the transcript of chunk c, once: a second answer for
@@ -264,9 +279,9 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		return err
 	}
 	// The chunk's plan names who made the transcript.
-	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (sha256, provider, model, idx) DO NOTHING`,
-		c.SHA256, c.Index, c.Provider, c.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro())
+	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at, timing)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (sha256, provider, model, idx) DO NOTHING`,
+		c.SHA256, c.Index, c.Provider, c.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro(), string(t.Timing))
 	if err != nil {
 		return err
 	}
@@ -489,6 +504,9 @@ type Part struct {
 	Transcribed bool
 	Text        string
 	Segments    []provider.Segment
+	// Timing says how finely the provider timed the segments; empty for
+	// transcripts kept before it was recorded (timed segments, then).
+	Timing provider.Timing
 }
 
 // Parts returns the content's chunks for who (zero: its latest plan's),
@@ -501,9 +519,12 @@ func (s *Store) Parts(ctx context.Context, sha string, who Transcriber) ([]Part,
 	return list(ctx, s, func(rows *sql.Rows) (Part, error) {
 		p := Part{Chunk: Chunk{SHA256: sha, Transcriber: who}}
 		var start, dur int64
-		var text, segs *string
-		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &text, &segs); err != nil {
+		var text, segs, timing *string
+		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &text, &segs, &timing); err != nil {
 			return p, err
+		}
+		if timing != nil {
+			p.Timing = provider.Timing(*timing)
 		}
 		p.Start, p.Duration = fromMicros(start), fromMicros(dur)
 		if text == nil {
@@ -514,7 +535,7 @@ func (s *Store) Parts(ctx context.Context, sha string, who Transcriber) ([]Part,
 			return p, fmt.Errorf("store: the transcript of chunk %d of %s cannot be read: %w", p.Index, sha[:min(12, len(sha))], err)
 		}
 		return p, nil
-	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments
+	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments, t.timing
 		FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
 		WHERE c.sha256 = $1 AND c.provider = $2 AND c.model = $3 ORDER BY c.idx`, sha, who.Provider, who.Model)
 }

@@ -7,17 +7,25 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
+
+// ErrLogReplaced reports a SQLite archive whose write-ahead log was
+// deleted or replaced while it was open: nothing more can be recorded
+// durably until it is opened again (sqlstore.ErrLogReplaced).
+var ErrLogReplaced = sqlstore.ErrLogReplaced
 
 // conflictTries bounds how often a transaction that met another writer's
 // is run again.
 const conflictTries = 6
 
 // ConflictError reports a change that kept conflicting with other runs
-// writing the same rows at the same time, after it was tried again. It
-// happened before any paid request it was part of: running the command
-// again goes on.
+// writing the same rows at the same time, after it was tried again: the
+// change was not made, and running the command again tries it again.
+// What that means for a paid request is the caller's to say (a run keeps
+// the answers it could not record on disk, and records them later).
 type ConflictError struct {
 	// What names the change, such as "planning the chunks of content 5e0e…".
 	What  string
@@ -26,7 +34,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("store: %s conflicted with other runs writing the same records at the same time (%d tries; %s); nothing was lost: run the command again",
+	return fmt.Sprintf("store: %s conflicted with other runs writing the same records at the same time (%d tries; %s), and was not made: run the command again",
 		e.What, e.Tries, conflictKind(e.Err))
 }
 
@@ -92,3 +100,22 @@ func shortSHA(sha string) string { return sha[:min(12, len(sha))] }
 
 // named returns a constant description for update.
 func named(s string) func() string { return func() string { return s } }
+
+// Passing reports whether err is a failure of the database that may pass
+// if the change is tried again: a connection lost, a server restarting,
+// a lock held too long, changes that kept conflicting. Errors of the
+// journal's rules (a transition refused, a lease not held, an unknown
+// key, bad input), a write-ahead log replaced and a canceled context do
+// not pass.
+func Passing(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, lasting := range []error{journal.ErrIllegalTransition, journal.ErrLeaseLost, journal.ErrNotFound, journal.ErrInvalid,
+		journal.ErrKeyConflict, journal.ErrCorrupt, ledger.ErrInsufficientFunds, sqlstore.ErrLogReplaced, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, lasting) {
+			return false
+		}
+	}
+	return true
+}

@@ -26,7 +26,12 @@ const (
 
 // File is a path recorded in a batch, and what became of it.
 type File struct {
+	// Path is the file's real path, absolute, through every symbolic
+	// link: the same file however it was named when added.
 	Batch, Path string
+	// Shown is the path it was added by, made absolute, when it differs
+	// from Path (a folder reached through a link): the one to show.
+	Shown string
 	// SHA256 names the file's content; empty when it could not be hashed.
 	SHA256 string
 	// State is Added, Failed or Rejected; Phase and Error say where and why
@@ -47,11 +52,26 @@ type Content struct {
 	Probed bool
 }
 
+// Display returns the path to show for f: the one it was added by.
+func (f File) Display() string {
+	if f.Shown != "" {
+		return f.Shown
+	}
+	return f.Path
+}
+
+// shown selects the path to show of recall_items.
+const shown = `COALESCE(NULLIF(shown_path, ''), path)`
+
 // AddBatch records the batch, unless it exists.
 func (s *Store) AddBatch(ctx context.Context, name string) error {
 	return s.update(ctx, named("adding batch "+name), func(tx *sqlstore.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-			name, s.now().UnixMicro())
+		if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_batches (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+			name, s.now().UnixMicro()); err != nil {
+			return err
+		}
+		// A new batch's play money is never on its budget's account.
+		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_play_carried (batch, amount) VALUES ($1, 0) ON CONFLICT (batch) DO NOTHING`, name)
 		return err
 	})
 }
@@ -108,15 +128,15 @@ func putFile(ctx context.Context, tx *sqlstore.Tx, f File, now int64) (unchanged
 	err = q.QueryRowContext(ctx, `SELECT sha256, state FROM recall_items WHERE batch = $1 AND path = $2`, f.Batch, f.Path).Scan(&oldSHA, &oldState)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = q.ExecContext(ctx, `INSERT INTO recall_items (batch, path, sha256, state, phase, error, added_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now)
+		_, err = q.ExecContext(ctx, `INSERT INTO recall_items (batch, path, sha256, state, phase, error, added_at, updated_at, shown_path)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now, f.Shown)
 		return false, err
 	case err != nil:
 		return false, err
 	}
 	unchanged = oldSHA.Valid && oldSHA.String == f.SHA256 && oldState == f.State
-	_, err = q.ExecContext(ctx, `UPDATE recall_items SET sha256 = $3, state = $4, phase = $5, error = $6, updated_at = $7
-		WHERE batch = $1 AND path = $2`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now)
+	_, err = q.ExecContext(ctx, `UPDATE recall_items SET sha256 = $3, state = $4, phase = $5, error = $6, updated_at = $7, shown_path = $8
+		WHERE batch = $1 AND path = $2`, f.Batch, f.Path, sha, f.State, f.Phase, f.Error, now, f.Shown)
 	return unchanged, err
 }
 
@@ -147,9 +167,9 @@ func (s *Store) Files(ctx context.Context, batch string, states ...string) ([]Fi
 	}
 	return list(ctx, s, func(rows *sql.Rows) (File, error) {
 		f := File{Batch: batch}
-		err := rows.Scan(&f.Path, &f.SHA256, &f.State, &f.Phase, &f.Error)
+		err := rows.Scan(&f.Path, &f.Shown, &f.SHA256, &f.State, &f.Phase, &f.Error)
 		return f, err
-	}, `SELECT path, COALESCE(sha256, ''), state, phase, error FROM recall_items
+	}, `SELECT path, shown_path, COALESCE(sha256, ''), state, phase, error FROM recall_items
 		WHERE batch = $1 AND state IN (`+strings.Join(marks, ", ")+`) ORDER BY path`, args...)
 }
 
@@ -192,16 +212,41 @@ func (s *Store) Contents(ctx context.Context, batch string) ([]Content, error) {
 		WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $2) ORDER BY c.added_at, c.sha256`, batch, Added)
 }
 
-// Paths returns the paths that hold the content sha in the batch, or in
-// every batch when batch is empty, sorted.
-func (s *Store) Paths(ctx context.Context, batch, sha string) ([]string, error) {
-	return s.texts(ctx, `SELECT DISTINCT path FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY path`, sha, batch)
+// RelativePaths returns the batch's paths that are not absolute: earlier
+// versions recorded a file by the path it was given.
+func (s *Store) RelativePaths(ctx context.Context, batch string) ([]string, error) {
+	return s.texts(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND path NOT LIKE '/%' ORDER BY path`, batch)
 }
 
-// AddedPaths returns the paths of the batch's added files that hold the
-// content sha, sorted.
+// MovePath records the batch's file at path from by the path to instead,
+// shown as shown; when the batch has a file at to already, from is
+// removed, being the same file.
+func (s *Store) MovePath(ctx context.Context, batch, from, to, shown string) error {
+	return s.update(ctx, named("recording "+from+" as "+to), func(tx *sqlstore.Tx) error {
+		q := tx.SQL()
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM recall_items WHERE batch = $1 AND path = $2`, batch, to).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			_, err := q.ExecContext(ctx, `DELETE FROM recall_items WHERE batch = $1 AND path = $2`, batch, from)
+			return err
+		}
+		_, err := q.ExecContext(ctx, `UPDATE recall_items SET path = $3, shown_path = $4 WHERE batch = $1 AND path = $2`, batch, from, to, shown)
+		return err
+	})
+}
+
+// Paths returns the paths to show of the files that hold the content sha
+// in the batch, or in every batch when batch is empty, sorted.
+func (s *Store) Paths(ctx context.Context, batch, sha string) ([]string, error) {
+	return s.texts(ctx, `SELECT DISTINCT `+shown+` FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY 1`, sha, batch)
+}
+
+// AddedPaths returns the paths to show of the batch's added files that
+// hold the content sha, sorted.
 func (s *Store) AddedPaths(ctx context.Context, batch, sha string) ([]string, error) {
-	return s.texts(ctx, `SELECT path FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = $3 ORDER BY path`, batch, sha, Added)
+	return s.texts(ctx, `SELECT `+shown+` FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = $3 ORDER BY 1`, batch, sha, Added)
 }
 
 // SourcePaths returns every path, in any batch, recorded as holding the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -26,6 +28,23 @@ type Money struct {
 	Held, HeldAmbiguous ledger.Amount
 	// Spent is what applied requests cost.
 	Spent ledger.Amount
+	// Play is the sandbox's play money, held and spent, which counts in
+	// none of the above.
+	Play PlayMoney
+	// Providers are the money per provider that was paid or held, by name
+	// (the sandbox's, marked Play, too).
+	Providers []ProviderMoney
+}
+
+// PlayMoney is what the sandbox held and charged: nothing was paid.
+// HeldAmbiguous is the part of Held that ambiguous requests hold.
+type PlayMoney struct{ Held, HeldAmbiguous, Spent ledger.Amount }
+
+// ProviderMoney is the money one provider was paid and is held for.
+type ProviderMoney struct {
+	Provider    string
+	Play        bool
+	Held, Spent ledger.Amount
 }
 
 // OpenAccount makes sure the batch has its ledger account, without a cap
@@ -59,6 +78,12 @@ func (s *Store) SetBudget(ctx context.Context, batch string, budget ledger.Amoun
 	c := BudgetChange{Batch: batch, New: budget, By: by, How: how}
 	err := s.db.Update(ctx, func(tx *sqlstore.Tx) error {
 		c.At = s.now()
+		// The limit carries the play money earlier versions held on the
+		// account: see fitLimit.
+		extra, _, err := carried(ctx, tx.SQL(), batch)
+		if err != nil {
+			return err
+		}
 		acct, err := s.l.AccountTx(ctx, tx, account(batch))
 		switch {
 		case errors.Is(err, ledger.ErrNoAccount):
@@ -66,13 +91,13 @@ func (s *Store) SetBudget(ctx context.Context, batch string, budget ledger.Amoun
 		case err != nil:
 			return err
 		case acct.Limit != noLimit:
-			c.Old = acct.Limit
+			c.Old = acct.Limit - extra
 		}
 		if c.Old == c.New {
 			return nil
 		}
-		limit := budget
-		if limit <= 0 {
+		limit := budget + extra
+		if budget <= 0 {
 			limit = noLimit
 		}
 		if _, err := s.l.OpenTx(ctx, tx, account(batch), unit, limit); err != nil {
@@ -137,32 +162,107 @@ func (s *Store) Refusals(ctx context.Context, batch string) ([]Refusal, error) {
 		JOIN recall_chunks c ON c.op_key = r.op_key WHERE r.batch = $1 ORDER BY r.op_key`, batch)
 }
 
-// Money returns the batch's budget, held and spent amounts: all zero for a
-// batch never run.
+// Money returns the batch's budget, held and spent amounts, real money
+// alone, and the sandbox's play money apart: all zero for a batch never
+// run.
 func (s *Store) Money(ctx context.Context, batch string) (Money, error) {
 	var m Money
-	acct, err := s.l.Account(ctx, account(batch))
-	if errors.Is(err, ledger.ErrNoAccount) {
-		return m, nil
-	}
-	if err != nil {
+	var holds []ledger.Hold
+	var playKey map[string]bool
+	var who map[string]string
+	err := s.db.View(ctx, func(tx *sqlstore.Tx) error {
+		m, holds, playKey, who = Money{}, nil, nil, map[string]string{}
+		acct, err := s.l.AccountTx(ctx, tx, account(batch))
+		switch {
+		case errors.Is(err, ledger.ErrNoAccount):
+		case err != nil:
+			return err
+		default:
+			extra, _, err := carried(ctx, tx.SQL(), batch)
+			if err != nil {
+				return err
+			}
+			if acct.Limit != noLimit {
+				m.Budget = acct.Limit - extra
+			}
+			m.Held, m.Spent = acct.Held, acct.Spent
+		}
+		for _, name := range []string{account(batch), playAccount(batch)} {
+			hs, err := s.l.HoldsTx(ctx, tx, ledger.HoldFilter{Account: name})
+			if err != nil {
+				return err
+			}
+			holds = append(holds, hs...)
+		}
+		if playKey, err = playKeys(ctx, tx.SQL()); err != nil {
+			return err
+		}
+		rows, err := tx.SQL().QueryContext(ctx, `SELECT c.op_key, c.provider FROM recall_chunks c
+			WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1)`, batch)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k, p string
+			if err := rows.Scan(&k, &p); err != nil {
+				return err
+			}
+			who[k] = p
+		}
+		return rows.Err()
+	})
+	if err != nil || len(holds) == 0 {
 		return m, err
 	}
-	if acct.Limit != noLimit {
-		m.Budget = acct.Limit
-	}
-	m.Held, m.Spent = acct.Held, acct.Spent
-	holds, err := s.l.Holds(ctx, ledger.HoldFilter{Account: acct.Name, States: []ledger.HoldState{ledger.Held}})
-	if err != nil {
-		return m, err
-	}
-	held := map[string]ledger.Amount{}
+	byProvider := map[string]*ProviderMoney{}
+	held, playHeld := map[string]ledger.Amount{}, map[string]ledger.Amount{}
 	var keys []string
 	for _, h := range holds {
-		if _, seen := held[h.Operation]; !seen && h.Operation != "" {
-			keys = append(keys, h.Operation)
+		play := playKey[h.Operation]
+		var amount, spent ledger.Amount
+		switch h.State {
+		case ledger.Held:
+			amount = h.Amount
+		case ledger.Settled:
+			spent = h.Settled
+		default:
+			continue
 		}
-		held[h.Operation] += h.Amount
+		if play {
+			m.Play.Held += amount
+			m.Play.Spent += spent
+			if h.Account == account(batch) { // held there by an earlier version
+				m.Held -= amount
+				m.Spent -= spent
+			}
+		}
+		if h.State == ledger.Held && h.Operation != "" {
+			_, seen := held[h.Operation]
+			_, seenPlay := playHeld[h.Operation]
+			if !seen && !seenPlay {
+				keys = append(keys, h.Operation)
+			}
+			if play {
+				playHeld[h.Operation] += h.Amount
+			} else {
+				held[h.Operation] += h.Amount
+			}
+		}
+		name := who[h.Operation]
+		if name == "" {
+			name = Unknown
+		}
+		pm := byProvider[name]
+		if pm == nil {
+			pm = &ProviderMoney{Provider: name, Play: play}
+			byProvider[name] = pm
+		}
+		pm.Held += amount
+		pm.Spent += spent
+	}
+	for _, name := range slices.Sorted(maps.Keys(byProvider)) {
+		m.Providers = append(m.Providers, *byProvider[name])
 	}
 	if len(keys) == 0 {
 		return m, nil // an empty filter would select every operation
@@ -170,6 +270,7 @@ func (s *Store) Money(ctx context.Context, batch string) (Money, error) {
 	ambiguous, err := s.j.List(ctx, journal.Filter{Keys: keys, States: []journal.State{journal.Ambiguous}})
 	for _, op := range ambiguous {
 		m.HeldAmbiguous += held[op.Key]
+		m.Play.HeldAmbiguous += playHeld[op.Key]
 	}
 	return m, err
 }

@@ -145,6 +145,9 @@ func (s *Store) Resolve(ctx context.Context, key string, res Resolution) (journa
 			if _, err := s.l.SettleTx(ctx, tx, h.ID, cost); err != nil {
 				return err
 			}
+			if err := s.refit(ctx, tx, h); err != nil {
+				return err
+			}
 		}
 		if res.Transcript == nil {
 			return nil

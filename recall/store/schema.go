@@ -179,7 +179,32 @@ UPDATE recall_search s SET provider = c.provider, model = c.model FROM recall_ch
 DROP INDEX recall_search_chunk;
 CREATE INDEX recall_search_chunk ON recall_search (sha256, provider, model, idx);
 `
+
+	// archiveSQL is version 7: the archive's own name, random, which what
+	// a run keeps on disk for it (its outbox) is filed under.
+	archiveSQL = `
+CREATE TABLE recall_archive (
+	one INTEGER PRIMARY KEY CHECK (one = 1),
+	id  TEXT NOT NULL
+);
+`
 )
+
+// sixSQL keeps three things of version 6: how finely each transcript is
+// timed (a provider that gives text alone times it to its chunk); the path
+// a file was added by, beside the real, absolute path it is recorded by
+// (empty: the same); and, per batch, the sandbox's play money that earlier
+// versions held on the batch's budget account and that its ledger limit
+// now carries above the budget, so that it never counts against it (see
+// Store.fitLimit). A batch without a row was not yet looked at.
+const sixSQL = `
+ALTER TABLE recall_transcripts ADD COLUMN timing TEXT NOT NULL DEFAULT '';
+ALTER TABLE recall_items ADD COLUMN shown_path TEXT NOT NULL DEFAULT '';
+CREATE TABLE recall_play_carried (
+	batch  TEXT PRIMARY KEY REFERENCES recall_batches (name),
+	amount BIGINT NOT NULL
+);
+`
 
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
@@ -189,5 +214,7 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 3, Name: "full-text search", SQLite: searchSQLite, Postgres: searchPostgres},
 		{Component: component, Version: 4, Name: "budget changes and refusals", SQLite: budgetSQL, Postgres: budgetSQL},
 		{Component: component, Version: 5, Name: "transcripts by provider and model", SQLite: transcriberSQLite, Postgres: transcriberPostgres},
+		{Component: component, Version: 6, Name: "timing, paths as given, the sandbox's money apart", SQLite: sixSQL, Postgres: sixSQL},
+		{Component: component, Version: 7, Name: "the archive's name", SQLite: archiveSQL, Postgres: archiveSQL},
 	}
 }

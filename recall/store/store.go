@@ -14,8 +14,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
@@ -25,13 +27,24 @@ import (
 
 // Options configure [Open].
 type Options struct {
-	// Lease is how long a request in flight stays with the run that sends
-	// it without that run renewing it: after a run was killed, the next one
-	// declares its requests ambiguous once their lease ran out. Default
-	// 30 s.
+	// Lease is how long a run's claim on a request it has not sent yet
+	// lasts without being renewed: after a run was killed, the next one
+	// takes the request over once it ran out. Default 30 s.
 	Lease time.Duration
+	// SendLease is how long a request that was sent stays with the run
+	// that sent it: the request must be over by then (its deadline), and
+	// only then may the next run declare it ambiguous, or anyone resolve
+	// it as not applied. Default Lease.
+	SendLease time.Duration
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Clock, if set, replaces the database's clock, which judges leases
+	// (sqlstore.Options.Clock): for tests that move time. Every process
+	// that shares the database must then use the same.
+	Clock func() time.Time
+	// ReadOnly opens the archive for reading only (sqlstore's
+	// Options.ReadOnly): every method that changes it fails.
+	ReadOnly bool
 }
 
 // Store is an open archive database. It is safe for concurrent use.
@@ -40,12 +53,15 @@ type Store struct {
 	j   *journal.Journal
 	l   *ledger.Ledger
 	now func() time.Time
+	id  string
+	// readOnly: the database was opened read-only; nothing is written.
+	readOnly bool
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
 // or a postgres:// DSN), creating or upgrading its schema.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()})
+	db, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations(), ReadOnly: opts.ReadOnly, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
@@ -54,22 +70,55 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		db:  db,
-		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, Now: opts.Now}),
+		j:   journal.New(db.JournalStore(), journal.Options{Lease: opts.Lease, SendLease: opts.SendLease, Now: opts.Now}),
 		l:   ledger.New(db.LedgerStore(), opts.Now),
-		now: opts.Now,
+		now: opts.Now, readOnly: opts.ReadOnly,
 	}
 	if err := s.backfillTranscribers(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: naming the provider of the archive's earlier transcripts: %w", err)
 	}
+	if err := s.carryPlay(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: keeping the sandbox's earlier play money out of the batches' budgets: %w", err)
+	}
+	if err := s.name(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: naming the archive: %w", err)
+	}
 	return s, nil
 }
+
+// name reads the archive's name, giving it one if it has none (read
+// only, an archive made before names has none: it is not run).
+func (s *Store) name(ctx context.Context) error {
+	if s.readOnly {
+		s.db.View(ctx, func(tx *sqlstore.Tx) error {
+			return tx.SQL().QueryRowContext(ctx, `SELECT id FROM recall_archive`).Scan(&s.id)
+		})
+		return nil
+	}
+	return s.update(ctx, named("naming the archive"), func(tx *sqlstore.Tx) error {
+		q := tx.SQL()
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_archive (one, id) VALUES (1, $1) ON CONFLICT DO NOTHING`, strings.ToLower(rand.Text())); err != nil {
+			return err
+		}
+		return q.QueryRowContext(ctx, `SELECT id FROM recall_archive`).Scan(&s.id)
+	})
+}
+
+// ID returns the archive's name: random, made when it was created, the
+// same through every DSN that reaches it.
+func (s *Store) ID() string { return s.id }
 
 // backfillTranscribers names the provider and model of the chunks planned
 // before chunks recorded them (schema version 5) that no transcript
 // named: from their journal operations, where a run recorded them, else
 // Unknown. Their transcripts and search index follow.
 func (s *Store) backfillTranscribers(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
 	type unnamed struct{ sha, key string }
 	rows, err := list(ctx, s, func(rows *sql.Rows) (u unnamed, err error) {
 		err = rows.Scan(&u.sha, &u.key)
@@ -115,6 +164,10 @@ func (s *Store) backfillTranscribers(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
+// SendLease returns the lease a request is sent under: the longest it may
+// take.
+func (s *Store) SendLease() time.Duration { return s.j.SendLease() }
+
 // list runs a query of recall's tables and returns a value per row, read
 // by scan.
 func list[T any](ctx context.Context, s *Store, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
@@ -149,6 +202,10 @@ func (s *Store) texts(ctx context.Context, query string, args ...any) ([]string,
 
 // account is the ledger account that holds a batch's budget.
 func account(batch string) string { return "recall/batch/" + batch }
+
+// playAccount is the ledger account of a batch's play money, the
+// sandbox's: without a limit, and never part of the budget.
+func playAccount(batch string) string { return "recall/play/" + batch }
 
 func micros(d time.Duration) int64 { return d.Microseconds() }
 

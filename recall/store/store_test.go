@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ type archive struct {
 	l     *ledger.Ledger
 	chunk store.Chunk
 	ctx   context.Context
+	// later moves the database's clock ahead, in nanoseconds.
+	later *atomic.Int64
 }
 
 func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
@@ -33,7 +36,8 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.DSN(t)
-			s, err := store.Open(ctx, dsn, store.Options{})
+			later := new(atomic.Int64)
+			s, err := store.Open(ctx, dsn, store.Options{Clock: func() time.Time { return time.Now().Add(time.Duration(later.Load())) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +47,7 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			a := &archive{s: s, l: ledger.New(db.LedgerStore(), nil), ctx: ctx}
+			a := &archive{s: s, l: ledger.New(db.LedgerStore(), nil), ctx: ctx, later: later}
 			if err := s.AddBatch(ctx, "b"); err != nil {
 				t.Fatal(err)
 			}
@@ -65,12 +69,13 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 // held.
 func (a *archive) send(t *testing.T, amount ledger.Amount) error {
 	t.Helper()
-	release, err := a.s.Claim(a.ctx, a.chunk.Key, "w1")
+	_, release, err := a.s.Claim(a.ctx, a.chunk.Key, "w1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	return a.s.Send(a.ctx, "b", a.chunk.Key, "w1", amount)
+	_, err = a.s.Send(a.ctx, "b", a.chunk.Key, "w1", amount)
+	return err
 }
 
 // holds lists the chunk's holds as id:state:amount.
@@ -176,7 +181,9 @@ func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 				t.Fatalf("ambiguous requests of another batch: %+v, %v", other, err)
 			}
 			if reqs[0].Attempts == 1 {
-				// Not charged: released, and sent again.
+				// Not charged: released once its lease is over, and sent
+				// again.
+				a.later.Add(int64(time.Hour))
 				res := store.Resolution{Resolution: journal.Resolution{To: journal.NotApplied, By: "ana", Note: "no charge"}}
 				if _, err := a.s.Resolve(a.ctx, a.chunk.Key, res); err != nil {
 					t.Fatal(err)
@@ -212,10 +219,10 @@ func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
 		if c, err := a.s.SetBudget(a.ctx, "b", 100, "ann", "run --budget"); err != nil || c.Old != 0 || c.New != 100 {
 			t.Fatalf("set: %+v, %v", c, err)
 		}
-		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w1"); err != nil {
+		if _, _, err := a.s.Claim(a.ctx, a.chunk.Key, "w1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w1", 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
+		if _, err := a.s.Send(a.ctx, "b", a.chunk.Key, "w1", 150); !errors.Is(err, ledger.ErrInsufficientFunds) {
 			t.Fatalf("send past the budget: %v", err)
 		}
 		if err := a.s.Refuse(a.ctx, "b", a.chunk.Key, "w1", 150, 50); err != nil {
@@ -227,7 +234,7 @@ func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
 		if rs, err := a.s.Refusals(a.ctx, "b"); err != nil || len(rs) != 1 || rs[0].Needed != 150 || rs[0].Missing != 50 || rs[0].SHA256 != sha {
 			t.Fatalf("refusals: %+v, %v", rs, err)
 		}
-		if _, err := a.s.Claim(a.ctx, a.chunk.Key, "w2"); err != nil {
+		if _, _, err := a.s.Claim(a.ctx, a.chunk.Key, "w2"); err != nil {
 			t.Fatalf("another worker cannot claim a refused request: %v", err)
 		}
 		if c, err := a.s.SetBudget(a.ctx, "b", 100, "bob", "budget"); err != nil || c.Old != c.New {
@@ -236,7 +243,7 @@ func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
 		if c, err := a.s.SetBudget(a.ctx, "b", 200, "bob", "budget"); err != nil || c.Old != 100 || c.New != 200 {
 			t.Fatalf("raise: %+v, %v", c, err)
 		}
-		if err := a.s.Send(a.ctx, "b", a.chunk.Key, "w2", 150); err != nil {
+		if _, err := a.s.Send(a.ctx, "b", a.chunk.Key, "w2", 150); err != nil {
 			t.Fatal(err)
 		}
 		if rs, _ := a.s.Refusals(a.ctx, "b"); len(rs) != 0 {

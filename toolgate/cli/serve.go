@@ -208,7 +208,7 @@ func serveMetrics(j *journal.Journal) (served, error) {
 	if err != nil {
 		return served{}, err
 	}
-	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), console.BuildInfo("toolgate"),
 		console.NewAmbiguousCollector(j, toolgate.JournalKind, "toolgate_ambiguous_open", "Tool calls whose outcome is unknown, for a person to settle.")} {
 		if err := reg.Register(c); err != nil {
 			return served{}, err

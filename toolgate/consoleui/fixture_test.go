@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -95,7 +96,9 @@ func newShop(t testing.TB, o shopOptions) *shop {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s.j = journal.New(db.JournalStore(), journal.Options{})
+	// A short lease on sending, so that a lost call can be settled as not
+	// applied soon after (not before: its sender might still send).
+	s.j = journal.New(db.JournalStore(), journal.Options{SendLease: time.Second})
 	if s.caller, err = toolgate.NewCaller(s.cat, up.URL, config.Upstream{}, nil, nil, s.j); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +149,7 @@ func (s *shop) loseAnOrder(t testing.TB) string {
 	if err != nil || len(ops) != 1 {
 		t.Fatalf("ambiguous calls: %v, %v", ops, err)
 	}
+	time.Sleep(time.Until(ops[0].LeaseExpires) + 100*time.Millisecond)
 	return ops[0].Key
 }
 

@@ -1,0 +1,38 @@
+package provider
+
+import (
+	"strings"
+	"time"
+)
+
+// word is a timed word of a transcript.
+type word struct {
+	text       string
+	start, end time.Duration
+}
+
+// sentences groups words into segments that end at a sentence or after
+// about 10 s.
+func sentences(words []word) []Segment {
+	var segs []Segment
+	var texts []string
+	var start, last time.Duration
+	flush := func() {
+		if len(texts) > 0 {
+			segs = append(segs, Segment{Start: start, End: last, Text: strings.Join(texts, " ")})
+		}
+		texts = nil
+	}
+	for _, w := range words {
+		if len(texts) == 0 {
+			start = w.start
+		}
+		texts = append(texts, w.text)
+		last = w.end
+		if strings.HasSuffix(w.text, ".") || strings.HasSuffix(w.text, "?") || strings.HasSuffix(w.text, "!") || w.end-start >= 10*time.Second {
+			flush()
+		}
+	}
+	flush()
+	return segs
+}
