@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds recall-archive and toolgate for every platform of a release, with
-# the version stamped in, and writes SHA256SUMS beside them.
+# the version stamped in, toolgate's MCP registry entry (server.json), and
+# SHA256SUMS of them all.
 #
 #   VERSION   the release's semver tag (default: git describe, or
 #             v0.0.0-dev+COMMIT on a commit without a tag)
@@ -34,5 +35,7 @@ for platform in $PLATFORMS; do
     echo "$out"
   done
 done
-(cd "$OUT" && rm -f SHA256SUMS && sha256sum -- *-"$VERSION"-* > SHA256SUMS)
+"$GO" run ./internal/release/cmd/serverjson "$VERSION" > "$OUT/server.json"
+echo "$OUT/server.json"
+(cd "$OUT" && rm -f SHA256SUMS && sha256sum -- *-"$VERSION"-* server.json > SHA256SUMS)
 echo "$OUT/SHA256SUMS"

@@ -38,6 +38,7 @@ var components = []component{
 	{"recall", 5}, {"toolgate", 5}, {"internal/shopapi", 5},
 	{"cmd/recall-archive", 6}, {"cmd/toolgate", 6},
 	{"examples/archive", 6}, {"examples/boundary", 6}, {"examples/shop", 6},
+	{"internal/release", 6},
 }
 
 // testOnly are packages that only tests may import.

@@ -48,7 +48,7 @@ configuration enables them, and nothing that may have been applied is retried.`,
 		More: `SPEC is an OpenAPI 3.0 or 3.1 document (JSON or YAML) or a Swagger 2.0 one.
 The journal of calls that change state is a SQLite file in the user's data
 directory; $TOOLGATE_DB or --db names another file or a postgres:// DSN.`,
-		Commands:  []*command.Command{inspectCommand(), serveCommand(), consoleCommand(), callsCommand(), resolveCommand()},
+		Commands:  []*command.Command{inspectCommand(), serveCommand(), clientConfigCommand(), consoleCommand(), callsCommand(), resolveCommand()},
 		ExitCodes: []command.ExitCode{{Code: ExitInterrupted, Meaning: "interrupted (SIGINT or SIGTERM) while loading"}},
 		DB:        command.Database{Env: DBEnv, File: "journal.db", What: "journal"},
 	}

@@ -299,7 +299,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	_, list, _ := strings.Cut(top, "commands:\n")
 	list, _, _ = strings.Cut(list, "\n\n")
 	names := regexp.MustCompile(`(?m)^  (\S+)`).FindAllStringSubmatch(list, -1)
-	if code != cli.ExitOK || len(names) != 8 {
+	if code != cli.ExitOK || len(names) != 9 {
 		t.Fatalf("help: exit %d, %d commands:\n%s", code, len(names), top)
 	}
 	for _, m := range names {
