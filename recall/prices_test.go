@@ -1,12 +1,15 @@
 package recall_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/doccheck"
+	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -66,5 +69,38 @@ func TestPrices(t *testing.T) {
 	}
 	if _, err := recall.LoadPrices(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("a missing prices file was accepted")
+	}
+}
+
+// TestDocsPricesExamples: the prices files the documents show load, and
+// each price they write is the one the archive then uses.
+func TestDocsPricesExamples(t *testing.T) {
+	for _, b := range doccheck.Examples(t, "recall-prices") {
+		path := filepath.Join(t.TempDir(), "prices.json")
+		if err := os.WriteFile(path, []byte(b.Text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p, err := recall.LoadPrices(path)
+		if err != nil {
+			t.Errorf("%s:%d: the prices file does not load: %v", b.File, b.Line, err)
+			continue
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(b.Text), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for key, v := range raw {
+			var price struct {
+				PerMinute string `json:"per_minute"`
+			}
+			if json.Unmarshal(v, &price.PerMinute) != nil {
+				json.Unmarshal(v, &price)
+			}
+			want, _ := ledger.ParseDecimal(price.PerMinute, 6)
+			prov, model, _ := strings.Cut(key, "/")
+			if got, err := p.PerMinute(prov, model); err != nil || got != want {
+				t.Errorf("%s:%d: %s costs %v a minute (%v), want %s", b.File, b.Line, key, got, err, price.PerMinute)
+			}
+		}
 	}
 }

@@ -20,3 +20,14 @@ for cmd in recall-archive toolgate; do
 done
 (cd "$out" && sha256sum --quiet -c SHA256SUMS)
 echo "release-check: SHA256SUMS holds"
+
+# The README's install line, from this checkout instead of the module
+# proxy: both programs land in GOBIN and say their version.
+GOBIN="$out/bin" "$GO" install ./cmd/...
+for cmd in recall-archive toolgate; do
+  got=$("$out/bin/$cmd" version)
+  case $got in
+    "$cmd "*) echo "release-check: go install: $got" ;;
+    *) echo "release-check: $cmd version after go install says \"$got\"" >&2; exit 1 ;;
+  esac
+done

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/doccheck"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -134,34 +135,26 @@ func TestDemoRemovesItsFolder(t *testing.T) {
 	}
 }
 
-// TestREADMEShowsWhatTheDemoPrints: the lines the README quotes from the
-// demo's first run are the demo's own (its money lines once differed).
-func TestREADMEShowsWhatTheDemoPrints(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "## What happens when a call is ambiguous\n\n```text\n")
-	quoted, _, ok2 := strings.Cut(section, "```")
-	if !ok || !ok2 {
-		t.Fatal("the README has no text block under \"What happens when a call is ambiguous\"")
-	}
+// TestDocsDemo: the README's transcript of the demo's first run is the
+// report the demo prints (its flags and its progress lines left out).
+func TestDocsDemo(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(&out, t.TempDir(), ""); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	lines := strings.Split(strings.TrimSpace(quoted), "\n")
-	if len(lines) < 3 {
-		t.Fatalf("the README quotes %d lines", len(lines))
+	const command = "$ recall-archive run interviews"
+	_, after, ok := strings.Cut(out.String(), "\n"+command+" ")
+	if !ok {
+		t.Fatalf("the demo runs no %q:\n%s", command, out.String())
 	}
-	for _, line := range lines {
-		if cmd, isCmd := strings.CutPrefix(line, "$ "); isCmd {
-			line = "$ " + cmd + " " // the demo's command has its flags after
-		} else {
-			line += "\n"
+	report := []string{command}
+	for _, line := range strings.Split(after, "\n")[1:] {
+		if line == "" {
+			break
 		}
-		if !strings.Contains(out.String(), line) {
-			t.Errorf("the README quotes %q, which the demo does not print:\n%s", line, out.String())
+		if !strings.HasPrefix(line, "recall-archive: ") {
+			report = append(report, line)
 		}
 	}
+	doccheck.Transcript(t, "demo-run", strings.Join(report, "\n"))
 }

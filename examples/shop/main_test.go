@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/doccheck"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/sqlstore"
 	"github.com/rubicon-go/rubicon/toolgate"
@@ -88,4 +90,24 @@ func TestConfigLoads(t *testing.T) {
 	if got := cat.Lookup("listOrders").Deadline.String(); got != "10s" || cfg.Upstream.URL != "http://127.0.0.1:8080" || len(cat.Exposed()) != 4 {
 		t.Errorf("listOrders' deadline %s, upstream %s, %d tools exposed", got, cfg.Upstream.URL, len(cat.Exposed()))
 	}
+}
+
+// TestDocsAgentSession: docs/toolgate.md shows the part of the story where
+// an answer is lost and the agent's reflex is refused, as the story
+// prints it. The time of the call and the journal's key differ from run to
+// run: they are written as a fixed time and key.
+func TestDocsAgentSession(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, "openapi.yaml", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, part, ok := strings.Cut(out.String(), "Place another; ")
+	part, _, ok2 := strings.Cut(part, "\n\nWhat the result told it")
+	if !ok || !ok2 {
+		t.Fatalf("the story has changed its narration:\n%s", out.String())
+	}
+	_, part, _ = strings.Cut(part, "\n")
+	part = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`).ReplaceAllString(part, "2026-12-01T05:20:59Z")
+	part = regexp.MustCompile(`toolgate/createOrder/[0-9a-z]+/[0-9a-z]+`).ReplaceAllString(part, "toolgate/createOrder/4c1f0e9d2a7b55e0c3d1a9f2/k3x9q2m7vd")
+	doccheck.Transcript(t, "toolgate-agent-session", part)
 }

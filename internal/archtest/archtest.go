@@ -42,7 +42,7 @@ var components = []component{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testdb", "internal/browsertest", "internal/testspecs", "internal/archtest"}
+var testOnly = []string{"internal/testdb", "internal/browsertest", "internal/testspecs", "internal/archtest", "internal/doccheck"}
 
 // entryPoints are the packages that only the named importers may import:
 // a product's command line is the program's, its console pages are its

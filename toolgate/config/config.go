@@ -323,11 +323,17 @@ func readProblem(err error) string {
 // Parse reads a configuration from YAML. Unknown fields are errors: a
 // misspelt "expose" must not silently leave a tool hidden, or shown.
 func Parse(data []byte) (*Config, error) {
+	return parse(data, nil)
+}
+
+// parse is Parse, telling offered, when it is not nil, the path of every
+// setting that a mapping it reads may hold.
+func parse(data []byte, offered func(path string)) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, syntaxError(data, err)
 	}
-	p := &parser{cfg: Default()}
+	p := &parser{cfg: Default(), offered: offered}
 	if len(doc.Content) > 0 {
 		if err := p.root(doc.Content[0]); err != nil {
 			return nil, err
@@ -359,7 +365,8 @@ func syntaxError(data []byte, err error) error {
 // parser reads the YAML tree into a Config, checking each setting where
 // it is, so that a mistake is reported with its line.
 type parser struct {
-	cfg *Config
+	cfg     *Config
+	offered func(path string) // see parse
 }
 
 // field is a setting a mapping may hold, and how to read its value.
@@ -848,6 +855,9 @@ func (p *parser) mappingAdvised(n *yaml.Node, path, example, advice string, fiel
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = f.name
+		if p.offered != nil {
+			p.offered(join(path, f.name))
+		}
 	}
 	if n.Kind != yaml.MappingNode {
 		if path == "" {
