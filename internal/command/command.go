@@ -416,3 +416,13 @@ func doubleDash(f *pflag.FlagSet, args []string) []string {
 	}
 	return out
 }
+
+// ExitCodeOf returns the code that err, returned by a command's work,
+// ends the program with, when err is one of Exit's.
+func ExitCodeOf(err error) (int, bool) {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code, true
+	}
+	return 0, false
+}

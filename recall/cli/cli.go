@@ -63,7 +63,7 @@ API, and never pays twice for the same recording.`,
 directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
 postgres:// DSN for several workers on several machines. --db and --json
 may come before the command. Every command takes --json.`,
-		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
+		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), watchCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
 			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
