@@ -23,13 +23,15 @@ import (
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/recall/subtitle"
 )
 
 // Archive is an open recall-archive database.
 type Archive struct {
-	store *store.Store
-	tools media.Tools
-	now   func() time.Time
+	store     *store.Store
+	tools     media.Tools
+	now       func() time.Time
+	subtitles subtitle.Rules
 }
 
 // Options configure [Open].
@@ -55,6 +57,9 @@ type Options struct {
 	// ReadOnly opens the archive for reading only: what only reads it
 	// works, and what changes it fails, saying so.
 	ReadOnly bool
+	// Subtitles are the rules of the cues that srt and vtt transcripts
+	// are cut into; the zero value is subtitle.Default.
+	Subtitles subtitle.Rules
 }
 
 // Open opens the archive database that dsn names (a file path for SQLite,
@@ -73,7 +78,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Archive{store: s, tools: opts.Tools, now: opts.Now}, nil
+	if opts.Subtitles == (subtitle.Rules{}) {
+		opts.Subtitles = subtitle.Default
+	}
+	if err := opts.Subtitles.Check(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &Archive{store: s, tools: opts.Tools, now: opts.Now, subtitles: opts.Subtitles}, nil
 }
 
 // LeaseMargin is what a request's lease gives by default beyond the

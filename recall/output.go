@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/subtitle"
 )
 
 // errIncomplete reports a content whose chunks are not all transcribed.
@@ -121,7 +122,7 @@ func (a *Archive) export(ctx context.Context, batch, sha string, who Transcriber
 	}
 	for _, p := range paths {
 		for _, f := range formats {
-			if err := writeAtomically(filepath.Join(dir, outputName(p, sha, f)), render(doc, f)); err != nil {
+			if err := writeAtomically(filepath.Join(dir, outputName(p, sha, f)), render(doc, f, a.subtitles)); err != nil {
 				return err
 			}
 		}
@@ -143,24 +144,25 @@ func outputName(path, sha, format string) string {
 	return fmt.Sprintf("%s.%s.%s", base, sha[:8], format)
 }
 
-// render formats doc as txt, srt, vtt or json.
-func render(doc Document, format string) []byte {
+// render formats doc as txt, srt, vtt or json; subtitles cut under
+// rules.
+func render(doc Document, format string, rules subtitle.Rules) []byte {
 	var b strings.Builder
 	switch format {
 	case "txt":
 		b.WriteString(doc.Text)
 		b.WriteByte('\n')
 	case "srt":
-		for i, s := range doc.Segments {
-			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(s.Start, ","), stamp(s.End, ","), s.Text)
+		for i, c := range cues(doc, rules) {
+			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(c.Start, ","), stamp(c.End, ","), strings.Join(c.Lines, "\n"))
 		}
 	case "vtt":
 		b.WriteString("WEBVTT\n\n")
 		if doc.Timing == provider.TimingChunk {
-			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue spans a chunk of the recording\n\n", doc.Provider, doc.Model)
+			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue's time is the share of its words in a chunk of the recording\n\n", doc.Provider, doc.Model)
 		}
-		for _, s := range doc.Segments {
-			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(s.Start, "."), stamp(s.End, "."), s.Text)
+		for _, c := range cues(doc, rules) {
+			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), strings.Join(c.Lines, "\n"))
 		}
 	default:
 		out, _ := json.MarshalIndent(doc, "", "  ")
@@ -168,6 +170,15 @@ func render(doc Document, format string) []byte {
 		b.WriteByte('\n')
 	}
 	return []byte(b.String())
+}
+
+// cues cuts doc's segments into subtitle cues under rules.
+func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
+	segments := make([]subtitle.Segment, len(doc.Segments))
+	for i, s := range doc.Segments {
+		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text}
+	}
+	return subtitle.Cues(segments, rules)
 }
 
 // stamp formats d as HH:MM:SS followed by sep and milliseconds.

@@ -18,6 +18,7 @@ import (
 func exportCommand(o recall.Options) *command.Command {
 	var format, out string
 	var sandbox bool
+	var sf subtitleFlags
 	return &command.Command{
 		Name: "export", Args: []command.Arg{batchArg}, Synopsis: "BATCH --out DIR [flags]", DB: true, JSON: true,
 		Summary: "write the batch's transcripts",
@@ -28,6 +29,7 @@ built-in sandbox's placeholder transcripts are written only with
 			f.StringVar(&format, "format", "txt,srt,vtt,json", "formats, comma-separated: txt, srt, vtt, json")
 			f.StringVar(&out, "out", "", "the `DIR` to write to (required)")
 			f.BoolVar(&sandbox, "include-sandbox", false, "write the sandbox's placeholder transcripts too")
+			sf.register(f)
 		},
 		Check: func(*command.Run) error {
 			if out == "" {
@@ -38,13 +40,16 @@ built-in sandbox's placeholder transcripts are written only with
 					return command.Usagef("--format: unknown format %q: give some of %s, comma-separated", f, strings.Join(recall.Formats, ", "))
 				}
 			}
-			return nil
+			return sf.check()
 		},
-		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
-			return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
-			})
-		}),
+		Run: func(ctx context.Context, r *command.Run) error {
+			o.Subtitles = sf.rules
+			return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
+				n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
+				return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
+					fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
+				})
+			})(ctx, r)
+		},
 	}
 }

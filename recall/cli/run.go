@@ -19,6 +19,7 @@ import (
 // runFlags are run's flags, past the provider's.
 type runFlags struct {
 	pf             providerFlags
+	subtitles      subtitleFlags
 	budget, out    string
 	workers        int
 	timeout, lease time.Duration
@@ -57,6 +58,7 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&rf.workers, "workers", 4, "transcribe this many recordings at a time")
 	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, counted from its commit as sent, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
+	rf.subtitles.register(f)
 	command.DurationVar(f, &rf.lease, "lease", 0, "how long a request that was sent stays with its run: it is over by then, and only then may another run declare it ambiguous once this one was killed, or anyone resolve it as not applied (default: --timeout plus 30s)")
 }
 
@@ -67,6 +69,10 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 	if rf.workers < 1 {
 		return command.Usagef("--workers must be at least 1")
 	}
+	if err := rf.subtitles.check(); err != nil {
+		return err
+	}
+	o.Subtitles = rf.subtitles.rules
 	if rf.lease == 0 {
 		rf.lease = rf.timeout + recall.LeaseMargin
 	}

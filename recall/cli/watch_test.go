@@ -137,3 +137,19 @@ func TestWatchUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestSubtitleFlagsAreChecked: rules no viewer could read are refused by
+// every command that writes subtitles, naming the flags.
+func TestSubtitleFlagsAreChecked(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "r.db")
+	for _, args := range [][]string{
+		{"export", "b", "--out", t.TempDir(), "--line-chars", "3"},
+		{"run", "b", "--lines", "0"},
+		{"export", "b", "--out", t.TempDir(), "--reading-speed", "0"},
+	} {
+		r := run(t, map[string]string{"RECALL_DB": db}, args...)
+		if r.code != cli.ExitUsage || !strings.Contains(r.stderr, "--line-chars, --lines") {
+			t.Errorf("%q: exit %d, %q; want %d naming the subtitle flags", args, r.code, r.stderr, cli.ExitUsage)
+		}
+	}
+}
