@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/store"
@@ -34,6 +35,20 @@ type AddReport struct {
 type AddOptions struct {
 	// Workers probe and hash files in parallel; default the number of CPUs.
 	Workers int
+	// Progress, if not nil, is kept up to date as Add goes, for a display
+	// to read while it runs.
+	Progress *AddProgress
+}
+
+// AddProgress counts what an Add has done so far. Add updates it from its
+// workers; any goroutine may read it.
+type AddProgress struct {
+	// Found counts the files found to look at, Probed those probed, and
+	// Hashed those read whole.
+	Found, Probed, Hashed atomic.Int64
+	// Bytes counts the bytes hashed, those of files still being read
+	// included.
+	Bytes atomic.Int64
 }
 
 // Add discovers the media under paths, hashes each file and records it in
@@ -59,6 +74,10 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = &AddProgress{}
+	}
 	var mu sync.Mutex
 	record := func(f func(*AddReport)) {
 		mu.Lock()
@@ -73,11 +92,16 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 				if ctx.Err() != nil {
 					continue
 				}
-				a.addOne(ctx, batch, c, record)
+				a.addOne(ctx, batch, c, record, progress)
 			}
 		})
 	}
-	discover(paths, func(c candidate) { cands <- c }, func(p problem) {
+	discover(paths, func(c candidate) {
+		if !c.ignored {
+			progress.Found.Add(1)
+		}
+		cands <- c
+	}, func(p problem) {
 		record(func(r *AddReport) {
 			r.Problems = append(r.Problems, Problem{Path: p.path, State: StateRejected, Phase: "discover", Error: p.err.Error()})
 		})
@@ -109,7 +133,7 @@ func (r fileResult) display() string {
 	return r.path
 }
 
-func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record func(func(*AddReport))) {
+func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record func(func(*AddReport)), progress *AddProgress) {
 	if c.ignored {
 		record(func(r *AddReport) { r.Skipped++ })
 		return
@@ -125,6 +149,7 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 	}
 	f.Close()
 	info, err := a.tools.Probe(ctx, c.path)
+	progress.Probed.Add(1)
 	switch {
 	case err == nil:
 		// A recording is priced by the audio it holds, not by its header.
@@ -144,7 +169,8 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
 	}
 	if res.state != StateRejected {
-		res.sha256, res.size, err = HashFile(c.path)
+		res.sha256, res.size, err = hashCounting(c.path, &progress.Bytes)
+		progress.Hashed.Add(1)
 		if err != nil {
 			res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
 		}

@@ -2,6 +2,8 @@ package recall_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -19,14 +21,27 @@ func TestProgressStepsAndInterruptedConversion(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	var mu sync.Mutex
 	var stages []recall.Stage
+	var converted time.Duration
 	w.run(recall.RunOptions{Progress: func(p recall.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		if p.Path != w.dir+"/a.mp3" {
 			t.Errorf("progress names %q", p.Path)
 		}
-		stages = append(stages, p.Stage)
+		if p.Stage == recall.StageConverting {
+			if p.Duration < 2*time.Second-100*time.Millisecond || p.Converted > p.Duration {
+				t.Errorf("converting %s of %s: want the recording's length and no more than it", p.Converted, p.Duration)
+			}
+			converted = max(converted, p.Converted)
+		}
+		// Converting is told again as ffmpeg goes: a stage is a change.
+		if len(stages) == 0 || stages[len(stages)-1] != p.Stage {
+			stages = append(stages, p.Stage)
+		}
 	}})
+	if converted < time.Second {
+		t.Errorf("ffmpeg's progress told %s of 2 s converted at most", converted)
+	}
 	want := []recall.Stage{recall.StageConverting, recall.StageSending, recall.StageWaiting, recall.StageAnswered, recall.StageFinished}
 	if !slices.Equal(stages, want) {
 		t.Errorf("stages %v, want %v", stages, want)
@@ -58,5 +73,32 @@ func TestProgressStepsAndInterruptedConversion(t *testing.T) {
 	st, _ := w.a.Status(context.Background(), "b")
 	if st.Items[recall.StateFailed] != 0 || len(st.Problems) != 0 {
 		t.Fatalf("status after the interrupted conversion: %+v", st)
+	}
+}
+
+// TestAddCountsItsProgress: what Add tells as it goes adds up to what it
+// did: every file found, probed and hashed, and every byte read.
+func TestAddCountsItsProgress(t *testing.T) {
+	dir := t.TempDir()
+	var total int64
+	for i, name := range []string{"a.mp3", "b.mp3", "sub/c.mp3"} {
+		path := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		ffmpeg(t, path, "-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=%d:duration=1", 300+100*i))
+		st, _ := os.Stat(path)
+		total += st.Size()
+	}
+	a, err := recall.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var p recall.AddProgress
+	if _, err := a.Add(context.Background(), "b", []string{dir}, recall.AddOptions{Workers: 2, Progress: &p}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Found.Load() != 3 || p.Probed.Load() != 3 || p.Hashed.Load() != 3 || p.Bytes.Load() != total {
+		t.Errorf("progress: found %d, probed %d, hashed %d, %d bytes; want 3, 3, 3 and %d",
+			p.Found.Load(), p.Probed.Load(), p.Hashed.Load(), p.Bytes.Load(), total)
 	}
 }

@@ -95,8 +95,11 @@ type Progress struct {
 	Stage  Stage
 	// Chunk (from 1) and Chunks say which chunk the stages from cutting to
 	// answered are about; Duration is its audio, and Cost its price.
+	// While converting, Duration is the recording's audio and Converted
+	// how much of it ffmpeg has converted.
 	Chunk, Chunks int
 	Duration      time.Duration
+	Converted     time.Duration
 	Cost          ledger.Amount
 	// State is the chunk's outcome, when answered; Detail says more.
 	State  journal.State
@@ -529,7 +532,14 @@ func (r *run) proxy(ctx context.Context, sha string, wait bool) (string, error) 
 		build = r.a.tools.Proxy
 	}
 	ctx = r.notices(ctx, sha, StageConverting)
-	r.emit(Progress{SHA256: sha, Stage: StageConverting})
+	var length time.Duration
+	if c, ok, err := r.a.store.Content(ctx, sha); err == nil && ok {
+		length = c.Duration
+	}
+	ctx = media.WithConverted(ctx, func(done time.Duration) {
+		r.emit(Progress{SHA256: sha, Stage: StageConverting, Duration: length, Converted: min(done, length)})
+	})
+	r.emit(Progress{SHA256: sha, Stage: StageConverting, Duration: length})
 	if err := build(ctx, src, dst); err != nil {
 		return "", err
 	}

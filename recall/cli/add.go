@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/recall"
@@ -21,12 +25,79 @@ func addCommand(o recall.Options) *command.Command {
 			f.IntVar(&workers, "workers", 0, "probe and hash this many files at a time (default: one per CPU)")
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			rep, err := a.Add(ctx, r.Args[0], r.Args[1:], recall.AddOptions{Workers: workers})
+			var progress recall.AddProgress
+			stop := showAdding(r.Stderr, &progress, time.Now)
+			rep, err := a.Add(ctx, r.Args[0], r.Args[1:], recall.AddOptions{Workers: workers, Progress: &progress})
+			stop()
 			if err := r.Done(rep, err, func(w io.Writer) { printAdded(w, rep) }); err != nil || len(rep.Problems) == 0 {
 				return err
 			}
 			return command.Exit(ExitItemProblems)
 		})}
+}
+
+// showAdding keeps a line on a terminal w saying what an add has done,
+// redrawn five times a second until stop, which leaves the last one.
+// Elsewhere it shows nothing: the report says it all at the end.
+func showAdding(w io.Writer, p *recall.AddProgress, now func() time.Time) (stop func()) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	start := now()
+	draw := func() { fmt.Fprintf(w, "\r\033[K%s", addingLine(p, now().Sub(start))) }
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				draw()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		draw()
+		fmt.Fprintln(w)
+	}
+}
+
+// addingLine says what an add has done after elapsed: files probed and
+// hashed, and the bytes read with their rate.
+func addingLine(p *recall.AddProgress, elapsed time.Duration) string {
+	found, probed, hashed, bytes := p.Found.Load(), p.Probed.Load(), p.Hashed.Load(), p.Bytes.Load()
+	line := fmt.Sprintf("recall-archive: probed %d of %d %s, hashed %d: %s", probed, found, plural(found, "file", "files"), hashed, size(bytes))
+	if s := elapsed.Seconds(); s >= 0.5 && bytes > 0 {
+		line += fmt.Sprintf(" at %s/s", size(int64(float64(bytes)/s)))
+	}
+	return line
+}
+
+// size writes n bytes in decimal units, as file managers do.
+func size(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// plural is one when n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func printAdded(w io.Writer, rep recall.AddReport) {

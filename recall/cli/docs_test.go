@@ -53,6 +53,12 @@ func newDocRun(t *testing.T, tty bool, already int, left []docRecording, money r
 
 func (r *docRun) wait(d time.Duration) { r.clock.t = r.clock.t.Add(d) }
 
+// convert tells the display how far ffmpeg is with rec's proxy.
+func (r *docRun) convert(rec docRecording, share float64) {
+	r.d.step(recall.Progress{SHA256: rec.path, Path: rec.path, Stage: recall.StageConverting, Duration: rec.audio,
+		Converted: time.Duration(share * float64(rec.audio))})
+}
+
 func (r *docRun) step(rec docRecording, stage recall.Stage) {
 	p := recall.Progress{SHA256: rec.path, Path: rec.path, Stage: stage}
 	switch stage {
@@ -105,6 +111,8 @@ func TestDocsTerminal(t *testing.T) {
 	r.step(two, recall.StageConverting)
 	r.step(one, recall.StageConverting)
 	r.wait(5 * time.Second)
+	r.convert(two, 0.62)
+	r.convert(one, 0.91)
 	doccheck.Transcript(t, "recall-terminal-start", r.screen())
 
 	// Both answered; Ctrl-C while the last two convert.

@@ -53,7 +53,10 @@ type activity struct {
 	path          string
 	stage         recall.Stage
 	chunk, chunks int
-	since         time.Time
+	// converted is how far ffmpeg is with the recording's proxy, as a
+	// share of its audio, or -1 when it is not known.
+	converted float64
+	since     time.Time
 	// detail is what the stage waits for, if it waits.
 	detail string
 }
@@ -185,12 +188,19 @@ func (d *display) step(p recall.Progress) {
 	if a.stage != p.Stage {
 		a.since = now
 	}
-	a.stage, a.chunk, a.chunks, a.detail = p.Stage, p.Chunk, p.Chunks, ""
-	if p.Stage == recall.StageConverting || p.Stage == recall.StageCutting {
-		a.detail = p.Detail
+	progressOnly := p.Stage == recall.StageConverting && a.stage == p.Stage && p.Converted > 0 && p.Detail == ""
+	a.stage, a.chunk, a.chunks, a.converted = p.Stage, p.Chunk, p.Chunks, -1
+	if p.Stage == recall.StageConverting && p.Duration > 0 {
+		a.converted = float64(p.Converted) / float64(p.Duration)
 	}
-	if d.tty {
-		return // the next redraw shows it
+	if !progressOnly {
+		a.detail = ""
+		if p.Stage == recall.StageConverting || p.Stage == recall.StageCutting {
+			a.detail = p.Detail
+		}
+	}
+	if d.tty || progressOnly {
+		return // the next redraw shows it; without a terminal, a line per step, not per percent
 	}
 	what := string(p.Stage)
 	if a.detail != "" {
@@ -303,6 +313,9 @@ func (d *display) render(now time.Time, width int) []string {
 			chunk = fmt.Sprintf(" chunk %d/%d", a.chunk, a.chunks)
 		}
 		line := fmt.Sprintf("  %-21s %s%s  %s", a.stage, a.path, chunk, clockShort(now.Sub(a.since)))
+		if a.stage == recall.StageConverting && a.converted >= 0 {
+			line += fmt.Sprintf("  %d%%", int(a.converted*100))
+		}
 		if a.detail != "" {
 			line += "\n    " + a.detail
 		}

@@ -129,3 +129,33 @@ func TestInterruptSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("a conversion is not a request in flight: %q", out.String())
 	}
 }
+
+// TestConversionShowsItsShare: on a terminal, a recording being converted
+// shows how much of it ffmpeg has done; without one, progress within a
+// stage writes no line.
+func TestConversionShowsItsShare(t *testing.T) {
+	var out bytes.Buffer
+	d, c, _ := testDisplay(&out, true)
+	d.step(recall.Progress{SHA256: "a", Path: "a.mp3", Stage: recall.StageConverting, Duration: time.Minute})
+	if lines := d.render(c.t, 100); !strings.HasSuffix(lines[2], "  0%") {
+		t.Errorf("before ffmpeg says anything: %q", lines[2])
+	}
+	d.step(recall.Progress{SHA256: "a", Path: "a.mp3", Stage: recall.StageConverting, Duration: time.Minute, Converted: 27 * time.Second})
+	if lines := d.render(c.t, 100); !strings.HasSuffix(lines[2], "  45%") {
+		t.Errorf("27 s of 60 converted: %q", lines[2])
+	}
+	d.step(recall.Progress{SHA256: "b", Path: "b.mp3", Stage: recall.StageConverting})
+	for _, l := range d.render(c.t, 100) {
+		if strings.Contains(l, "b.mp3") && strings.Contains(l, "%") {
+			t.Errorf("a recording of unknown length shows a share: %q", l)
+		}
+	}
+
+	out.Reset()
+	plain, _, _ := testDisplay(&out, false)
+	plain.step(recall.Progress{SHA256: "a", Path: "a.mp3", Stage: recall.StageConverting, Duration: time.Minute})
+	plain.step(recall.Progress{SHA256: "a", Path: "a.mp3", Stage: recall.StageConverting, Duration: time.Minute, Converted: 30 * time.Second})
+	if n := strings.Count(out.String(), "\n"); n != 1 {
+		t.Errorf("without a terminal, %d lines for one conversion:\n%s", n, out.String())
+	}
+}

@@ -145,3 +145,26 @@ func TestRunOnATerminal(t *testing.T) {
 		t.Fatalf("the resumed run does not count the recording done before, or does not reach 3/3:\n%q", out)
 	}
 }
+
+// TestAddOnATerminal: on a terminal, add shows the files probed and
+// hashed, and the bytes read, as it goes; the report follows.
+func TestAddOnATerminal(t *testing.T) {
+	bin := buildBinary(t)
+	rec := t.TempDir()
+	var total int64
+	for i := range 3 {
+		path := filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i))
+		tone(t, path, 300+100*i, 2)
+		st, _ := os.Stat(path)
+		total += st.Size()
+	}
+	term := startOnTerminal(t, exec.Command(bin, "--db", filepath.Join(t.TempDir(), "r.db"), "add", "talks", rec))
+	if code := term.wait(t); code != 0 {
+		t.Fatalf("add exited %d:\n%q", code, term.output())
+	}
+	out := term.output()
+	want := fmt.Sprintf("probed 3 of 3 files, hashed 3: %.1f kB", float64(total)/1e3)
+	if !strings.Contains(out, want) || !strings.Contains(out, "batch talks: 3 files added") {
+		t.Errorf("add on a terminal printed %q; want %q and the report", out, want)
+	}
+}

@@ -89,3 +89,39 @@ func TestProbeTellsMediaFromOtherFiles(t *testing.T) {
 		t.Errorf("a proxy of a text file: %v", err)
 	}
 }
+
+// TestProxyTellsItsProgress: with WithConverted, the making of a proxy
+// tells how much audio ffmpeg has converted, from ffmpeg's own progress
+// lines, up to the recording's length; the proxy is the same bytes as one
+// made without.
+func TestProxyTellsItsProgress(t *testing.T) {
+	var tools media.Tools
+	src := source(t, 20*time.Second)
+	dir := t.TempDir()
+	var seen []time.Duration
+	ctx := media.WithConverted(context.Background(), func(done time.Duration) { seen = append(seen, done) })
+	with, without := filepath.Join(dir, "with.mp3"), filepath.Join(dir, "without.mp3")
+	if err := tools.Proxy(ctx, src, with); err != nil {
+		t.Fatal(err)
+	}
+	if err := tools.Proxy(context.Background(), src, without); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("no progress told")
+	}
+	last := seen[len(seen)-1]
+	if last < 19*time.Second || last > 21*time.Second {
+		t.Errorf("the last progress is %s of a 20 s recording: %v", last, seen)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Errorf("progress went back: %v", seen)
+		}
+	}
+	a, _ := os.ReadFile(with)
+	b, _ := os.ReadFile(without)
+	if !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("the proxy made with progress differs from the one made without (%d and %d bytes)", len(a), len(b))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +91,43 @@ func (t Tools) proxy(ctx context.Context, src, dst string, wait bool) error {
 	})
 }
 
+// Converted is told, as ffmpeg makes a proxy, how much of the recording's
+// audio it has converted so far.
+type Converted func(done time.Duration)
+
+type convertedKey struct{}
+
+// WithConverted returns ctx with c, which the making of proxies under ctx
+// tells of its progress, from ffmpeg's own (-progress).
+func WithConverted(ctx context.Context, c Converted) context.Context {
+	return context.WithValue(ctx, convertedKey{}, c)
+}
+
+// progressWriter reads ffmpeg's -progress lines (key=value), telling
+// converted each out_time_us.
+type progressWriter struct {
+	converted Converted
+	line      []byte
+}
+
+func (w *progressWriter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if b != '\n' {
+			if len(w.line) < 256 {
+				w.line = append(w.line, b)
+			}
+			continue
+		}
+		if v, ok := strings.CutPrefix(string(w.line), "out_time_us="); ok {
+			if us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && us >= 0 {
+				w.converted(time.Duration(us) * time.Microsecond)
+			}
+		}
+		w.line = w.line[:0]
+	}
+	return len(p), nil
+}
+
 // Cut writes to dst the whole frames of the MP3 file src (a proxy) from
 // the frame nearest to start to the one nearest to start+length, copying
 // their bytes, unless dst exists. Chunks cut at the same instants from one
@@ -131,9 +169,16 @@ func (t Tools) run(ctx context.Context, dst, tmp string, args ...string) error {
 	full := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}, args...)
 	full = append(full, "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
 		"-id3v2_version", "0", "-write_xing", "0", "-f", "mp3", "file:"+tmp)
+	converted, _ := ctx.Value(convertedKey{}).(Converted)
+	if converted != nil {
+		full = append([]string{"-progress", "pipe:1", "-nostats"}, full...)
+	}
 	cmd := exec.CommandContext(ctx, t.ffmpeg(), full...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if converted != nil {
+		cmd.Stdout = &progressWriter{converted: converted}
+	}
 	err := runTied(cmd)
 	if errors.Is(err, exec.ErrNotFound) {
 		return fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
