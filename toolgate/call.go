@@ -176,6 +176,9 @@ type Result struct {
 	// Media is an answer that is not text (an image, audio, a file),
 	// which Text then describes; nil for text.
 	Media *Media
+	// input is the question for a person that goes back to the client
+	// in place of an answer, when the client's protocol asks that way.
+	input *inputRequest
 }
 
 // Media is an answer that is not text: its media type, its bytes, and

@@ -2,22 +2,33 @@ package toolgate
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A Confirmer asks a person whether a call may be sent. The server
-// supplies one for each call, bound to the client that made it. Every
-// call of a tool configured with expose: confirm goes through it, after
-// its arguments are checked and its request built, and before anything
-// is recorded or sent; a call that comes by a way that cannot ask anyone
-// passes nil, and such calls are refused.
+// A Confirmer asks a person whether a call may be sent. Every call of a
+// tool configured with expose: confirm is put to it at one point of the
+// call path ([Caller.Call]), after its arguments are checked and its
+// request built, and before anything is recorded or sent; a call that
+// comes by a way that cannot ask anyone passes nil, and such calls are
+// refused. An MCP server's Confirmer asks the person at the client that
+// made the call, through MCP elicitation, in the way the client's
+// protocol version has (elicitation).
 type Confirmer interface {
 	// Confirm puts q to a person and returns their answer. It may wait
 	// for it, at most q.Timeout.
@@ -51,7 +62,7 @@ const (
 	Declined
 	// Cancelled: the person dismissed the question; nothing is sent.
 	Cancelled
-	// Asked: the question goes back to the client with this call's
+	// Asked: the question goes back to the client as this call's
 	// result, and the call comes again with the answer. Nothing is sent
 	// now.
 	Asked
@@ -64,6 +75,21 @@ type Answer struct {
 	// clause the agent reads: "refundOrder needs a person's confirmation
 	// through MCP elicitation, which this client does not support".
 	Why string
+	// input is, when the Action is Asked, the question that goes back to
+	// the client as the call's result.
+	input *inputRequest
+}
+
+// inputRequest is a question asked in a call's result: the form, and the
+// state the client sends back with the answer.
+type inputRequest struct {
+	params *mcp.ElicitParams
+	state  string
+}
+
+// result is the call's result that asks the question.
+func (in *inputRequest) result() *mcp.CallToolResult {
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{confirmInput: in.params}, RequestState: in.state}
 }
 
 // maxShown bounds the body and the arguments a question shows, so that a
@@ -102,7 +128,9 @@ func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[
 	case Cancelled:
 		return errorResult("NOT SENT: the person dismissed this call to %s without accepting it.%s", t.Name, after), false
 	case Asked:
-		return errorResult("NOT SENT: this call to %s waits for a person's confirmation, which the client was asked for. Nothing was sent.", t.Name), false
+		r := errorResult("NOT SENT: this call to %s waits for a person's confirmation, which the client was asked for. Nothing was sent.", t.Name)
+		r.input = ans.input
+		return r, false
 	}
 	return errorResult("NOT SENT: %s.%s", c.redact.string(ans.Why), after), false
 }
@@ -181,4 +209,171 @@ func cut(s string, n int) string {
 		return s
 	}
 	return truncate(s, n) + fmt.Sprintf(" [cut: %d bytes in all]", len(s))
+}
+
+// confirmInput is the key of the confirmation among a call's input
+// requests, in protocols where the server asks through the call's result.
+const confirmInput = "confirm"
+
+// multiRoundTripVersion is the first protocol version in which a server
+// may not send requests of its own while it serves a call: it asks for
+// input in the call's result instead, and the client calls again with the
+// answer.
+const multiRoundTripVersion = "2026-07-28"
+
+// confirmSchema is the form a person fills in: one box to tick. Accepting
+// without ticking it sends nothing, so that a client that accepts a form
+// with nothing in it on the person's behalf cannot send a call.
+var confirmSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"send": map[string]any{"type": "boolean", "title": "Send it", "description": "Tick to send this request to the API."},
+	},
+	"required": []string{"send"},
+}
+
+// elicitation asks people through MCP elicitation, for one server: a
+// form with one box to tick, put to the person at the client that made
+// the call. Up to protocol 2025-11-25 it is a request of the server's own
+// while it serves the call; from multiRoundTripVersion on, the question is
+// the call's result, and the client calls again with the answer. Then the
+// question's state goes with it, signed with a key of this process: the
+// answer counts only for the exact call it was asked about, within the
+// time allowed, and once.
+type elicitation struct {
+	key []byte
+
+	mu   sync.Mutex
+	used map[string]time.Time // nonce → when its state expires
+}
+
+func newElicitation() *elicitation {
+	return &elicitation{key: []byte(rand.Text()), used: map[string]time.Time{}}
+}
+
+// at returns the Confirmer of the call req: it asks the person at the
+// client that sent it. A call that came without a request has nobody to
+// ask.
+func (e *elicitation) at(req *mcp.CallToolRequest) Confirmer {
+	if req == nil || req.Session == nil {
+		return nil
+	}
+	return asker{e: e, req: req}
+}
+
+// asker is the Confirmer of one tools/call request.
+type asker struct {
+	e   *elicitation
+	req *mcp.CallToolRequest
+}
+
+// Confirm asks the person at the client, through MCP elicitation.
+func (a asker) Confirm(ctx context.Context, q Question) Answer {
+	caps := a.req.ClientCapabilities()
+	if caps == nil || caps.Elicitation == nil || (caps.Elicitation.Form == nil && caps.Elicitation.URL != nil) {
+		return Answer{Why: q.Tool + " needs a person's confirmation through MCP elicitation (a form), which this client does not support"}
+	}
+	params := &mcp.ElicitParams{Mode: "form", Message: q.Message, RequestedSchema: confirmSchema}
+	if p := a.req.Session.InitializeParams(); p != nil && p.ProtocolVersion >= multiRoundTripVersion {
+		return a.roundTrip(q, params)
+	}
+	wait, cancel := context.WithTimeout(ctx, q.Timeout)
+	defer cancel()
+	res, err := a.req.Session.Elicit(wait, params)
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(wait.Err(), context.DeadlineExceeded):
+		return Answer{Why: fmt.Sprintf("the person did not answer the confirmation of this call to %s within %s", q.Tool, q.Timeout)}
+	case err != nil:
+		return Answer{Why: fmt.Sprintf("the confirmation of this call to %s could not be asked: %v", q.Tool, err)}
+	}
+	return personsAnswer(q, res)
+}
+
+// roundTrip asks through the call's result, or reads the answer the
+// client sent with the call.
+func (a asker) roundTrip(q Question, params *mcp.ElicitParams) Answer {
+	p := a.req.Params
+	res, answered := p.InputResponses[confirmInput].(*mcp.ElicitResult)
+	st, err := a.e.open(p.RequestState)
+	if !answered || err != nil || st.call != q.Call {
+		// No answer yet, or one to another question: ask this one.
+		return Answer{Action: Asked, input: &inputRequest{params: params, state: a.e.sign(q.Call, time.Now().Add(q.Timeout))}}
+	}
+	if time.Now().After(st.expires) {
+		return Answer{Why: fmt.Sprintf("the person's answer to the confirmation of this call to %s came after the %s allowed", q.Tool, q.Timeout)}
+	}
+	if !a.e.use(st) {
+		return Answer{Why: fmt.Sprintf("this confirmation of a call to %s has already been used for a call; each call needs its own", q.Tool)}
+	}
+	return personsAnswer(q, res)
+}
+
+// personsAnswer reads the answer: accepted only with the box ticked.
+func personsAnswer(q Question, res *mcp.ElicitResult) Answer {
+	switch res.Action {
+	case "accept":
+		if send, _ := res.Content["send"].(bool); send {
+			return Answer{Action: Accepted}
+		}
+		return Answer{Action: Declined}
+	case "decline":
+		return Answer{Action: Declined}
+	case "cancel":
+		return Answer{Action: Cancelled}
+	}
+	return Answer{Why: fmt.Sprintf("the client answered the confirmation of this call to %s with %q, which is neither accept, decline nor cancel", q.Tool, res.Action)}
+}
+
+// questionState is what a question's state holds: the call it is about,
+// when the answer stops counting, and a nonce that makes it single-use.
+type questionState struct {
+	call    string
+	expires time.Time
+	nonce   string
+}
+
+// sign returns the state of a question about call, signed.
+func (e *elicitation) sign(call string, expires time.Time) string {
+	payload := strings.Join([]string{call, strconv.FormatInt(expires.UnixMilli(), 10), rand.Text()}, ".")
+	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(e.mac(payload))
+}
+
+// open verifies and reads a state that sign made.
+func (e *elicitation) open(state string) (questionState, error) {
+	enc, sig, ok := strings.Cut(state, ".")
+	payload, err1 := base64.RawURLEncoding.DecodeString(enc)
+	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if !ok || err1 != nil || err2 != nil || !hmac.Equal(mac, e.mac(string(payload))) {
+		return questionState{}, errors.New("not a state this server signed")
+	}
+	parts := strings.Split(string(payload), ".")
+	ms, err := strconv.ParseInt(parts[min(1, len(parts)-1)], 10, 64)
+	if len(parts) != 3 || err != nil {
+		return questionState{}, errors.New("not a state this server signed")
+	}
+	return questionState{call: parts[0], expires: time.UnixMilli(ms), nonce: parts[2]}, nil
+}
+
+func (e *elicitation) mac(payload string) []byte {
+	h := hmac.New(sha256.New, e.key)
+	h.Write([]byte(payload))
+	return h.Sum(nil)
+}
+
+// use marks st's answer used, and reports whether it was unused. Used
+// states are forgotten once they expire, when they are refused anyway.
+func (e *elicitation) use(st questionState) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	for n, exp := range e.used {
+		if now.After(exp) {
+			delete(e.used, n)
+		}
+	}
+	if _, ok := e.used[st.nonce]; ok {
+		return false
+	}
+	e.used[st.nonce] = st.expires
+	return true
 }
