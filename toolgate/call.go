@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -265,14 +266,20 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 		if res, ok := c.confirm(ctx, t, req, exact, args, person, auth); !ok {
 			return res, callInfo{outcome: OutcomeRefused, redact: auth.redact}
 		}
-		// A token may have aged while the person read: the request is
-		// made again with the credentials as they are now.
-		if auth, err = c.authorize(ctx, t); err != nil {
+		// A token may have aged while the person read: the credentials
+		// are had again, to be added as the request leaves. The request
+		// sent is the one the person was shown, built again only where
+		// its body carries a credential that changed.
+		fresh, err := c.authorize(ctx, t)
+		if err != nil {
 			return errorResult("the upstream's credentials could not be had: %v. Nothing was sent.", err), callInfo{outcome: OutcomeNoCredentials}
 		}
-		if req, err = c.request(ctx, t, exact, auth); err != nil {
-			return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: auth.redact}
+		if !maps.Equal(fresh.fields, auth.fields) {
+			if req, err = c.request(ctx, t, exact, fresh); err != nil {
+				return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: fresh.redact}
+			}
 		}
+		auth = fresh
 	}
 	// The deadline starts now, once a person has answered if one was
 	// asked: their time to read is not the upstream's time to answer.

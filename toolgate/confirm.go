@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sort"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rubicon-go/rubicon/toolgate/risk"
 )
 
 // A Confirmer asks a person whether a call may be sent. Every call of a
@@ -38,9 +42,15 @@ type Confirmer interface {
 // Question is what a person is asked before a call is sent.
 type Question struct {
 	Tool string
-	// Message shows the request as it will be sent: the method, the URL,
-	// the headers and the body. The upstream's credentials are added as
-	// it leaves and are never shown.
+	// Class and Reasons say what the call will do, as toolgate judged the
+	// tool: its risk class and the reasons for it.
+	Class   risk.Class
+	Reasons []string
+	// Request is the request that is sent if the person accepts: the
+	// very one, built once.
+	Request ShownRequest
+	// Message shows all of it as the person reads it: the request, what
+	// it will do, and how to accept it.
 	Message string
 	// Call identifies the exact request: the upstream, the tool and the
 	// arguments, which decide every byte of it.
@@ -48,6 +58,29 @@ type Question struct {
 	// Timeout bounds the wait for the answer. The call's deadline starts
 	// once the person has answered.
 	Timeout time.Duration
+}
+
+// ShownRequest is a request as a person confirming it sees it. The
+// upstream's credentials are added as it leaves and are never shown: the
+// headers name them, and the URL shows the values of query parameters
+// named as credentials (api_key, token, signature) as [redacted].
+type ShownRequest struct {
+	Method string
+	URL    string
+	// Header holds the headers, "Name: value", sorted by name.
+	Header []string
+	// Credentials says where each credential goes that no header shows:
+	// "the query parameter api_key (apiKey)".
+	Credentials []string
+	// Body is the body as text, cut at 4 KiB, or, when Text is false,
+	// what it is; "" when there is none. BodySize is its size in bytes,
+	// BodyType its media type, and Whole reports whether Body is all of
+	// it.
+	Body     string
+	BodySize int
+	BodyType string
+	Text     bool
+	Whole    bool
 }
 
 // Action is what became of a question.
@@ -97,8 +130,9 @@ func (in *inputRequest) result() *mcp.CallToolResult {
 const maxShown = 4 << 10
 
 // confirm asks a person, through person, whether the request req built
-// for a call of t may be sent. It returns the result to give the agent
-// and false when it may not.
+// for a call of t may be sent. It is the one point of the call path where
+// a person is asked. It returns the result to give the agent and false
+// when the request may not be sent.
 func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[string]any, args []byte, person Confirmer, auth *callAuth) (Result, bool) {
 	id := c.identify(t, a)
 	if c.journals(t) {
@@ -113,8 +147,7 @@ func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[
 	}
 	ans := Answer{Why: t.Name + " needs a person's confirmation of each call, and this call came by a way that cannot ask one"}
 	if person != nil {
-		q := Question{Tool: t.Name, Message: auth.redact.string(c.describe(t, req, args, auth)), Call: id.call, Timeout: t.ConfirmTimeout}
-		ans = person.Confirm(ctx, q)
+		ans = person.Confirm(ctx, c.question(t, req, args, id, auth))
 	}
 	// A call not sent is an error result: the agent asked for an effect
 	// and did not get it, which a client must not count as done. The
@@ -135,62 +168,131 @@ func (c *Caller) confirm(ctx context.Context, t *Tool, req *http.Request, a map[
 	return errorResult("NOT SENT: %s.%s", c.redact.string(ans.Why), after), false
 }
 
-// describe shows req as the person confirming it reads it: what sends it,
-// the request line, the headers and the body, the credentials by name
-// (auth's), and the arguments when the body is not shown whole.
-func (c *Caller) describe(t *Tool, req *http.Request, args []byte, auth *callAuth) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "An agent asks to send this request with %s, a %s tool:\n\n", t.Name, t.Risk.Class)
-	fmt.Fprintf(&b, "%s %s\n", req.Method, req.URL.Redacted())
-	names := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+// question is what a person is asked about req, the request of a call of
+// t with the arguments args and the identity id, sent with auth's
+// credentials.
+func (c *Caller) question(t *Tool, req *http.Request, args []byte, id identity, auth *callAuth) Question {
+	q := Question{Tool: t.Name, Class: t.Risk.Class, Reasons: t.Risk.Reasons, Request: shown(req, auth), Call: id.call, Timeout: t.ConfirmTimeout}
+	q.Message = auth.redact.string(describe(q, args))
+	return q
+}
+
+// shown is req as a person confirming it sees it, its credentials (auth's)
+// by name.
+func shown(req *http.Request, auth *callAuth) ShownRequest {
+	s := ShownRequest{Method: req.Method, URL: shownURL(req.URL)}
+	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		for _, v := range req.Header[k] {
-			fmt.Fprintf(&b, "%s: %s\n", k, v)
+			s.Header = append(s.Header, k+": "+v)
 		}
 	}
 	for _, p := range auth.placements {
 		if p.in == "header" {
-			fmt.Fprintf(&b, "%s: [the API's credentials, added as it is sent; not shown]\n", p.name)
+			s.Header = append(s.Header, p.name+": [the API's credentials, added as it is sent; not shown]")
 		} else {
-			fmt.Fprintf(&b, "[the API's credentials in %s, added as it is sent; not shown]\n", p.what)
+			s.Credentials = append(s.Credentials, p.what)
 		}
 	}
-	body, whole := bodyText(req)
-	if body != "" {
-		b.WriteString("\n" + body + "\n")
+	s.BodyType = req.Header.Get("Content-Type")
+	s.Body, s.BodySize, s.Text = bodyText(req)
+	s.Whole = s.Text && s.BodySize <= maxShown
+	return s
+}
+
+// describe writes the message that asks about q: what sends the request,
+// the request line, the headers and the body, where credentials go that
+// no header shows, the agent's arguments args when the body is not shown
+// whole, and what the call will do by its risk reasons.
+func describe(q Question, args []byte) string {
+	r := q.Request
+	var b strings.Builder
+	fmt.Fprintf(&b, "An agent asks to send this request with %s, a %s tool:\n\n", q.Tool, q.Class)
+	fmt.Fprintf(&b, "%s %s\n", r.Method, r.URL)
+	for _, h := range r.Header {
+		b.WriteString(h + "\n")
 	}
-	if !whole {
+	for _, p := range r.Credentials {
+		fmt.Fprintf(&b, "[the API's credentials in %s, added as it is sent; not shown]\n", p)
+	}
+	switch {
+	case r.Body == "":
+	case r.Whole || !r.Text:
+		fmt.Fprintf(&b, "\n%s\n", r.Body)
+	default:
+		fmt.Fprintf(&b, "\n%s\n\nThe body is %d bytes of %s; the first %d are shown.\n", r.Body, r.BodySize, r.BodyType, maxShown)
+	}
+	if !r.Whole {
 		fmt.Fprintf(&b, "\nThe agent's arguments: %s\n", cut(string(args), maxShown))
+	}
+	if len(q.Reasons) > 0 {
+		fmt.Fprintf(&b, "\nWhat it does: toolgate judges %s %s because\n", q.Tool, q.Class)
+		for _, why := range q.Reasons {
+			b.WriteString("- " + why + "\n")
+		}
 	}
 	b.WriteString("\nIt is sent only if you accept with \"Send it\" ticked; otherwise nothing is sent.")
 	return b.String()
 }
 
-// bodyText returns req's body as the person reads it, and whether that is
-// all of it: text as it is, cut at maxShown; other content by its size
-// and type.
-func bodyText(req *http.Request) (string, bool) {
+// credentialWords are the words of a query parameter's name that say its
+// value is a credential: api_key, access_token, X-Amz-Signature.
+var credentialWords = map[string]bool{"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
+	"signature": true, "sig": true, "auth": true, "credential": true, "credentials": true, "session": true, "sessionid": true}
+
+// shownURL is u as a person is shown it: without user information, and
+// with the value of each query parameter named as a credential redacted.
+// The configured secrets are redacted wherever they are, by the caller's
+// redactor.
+func shownURL(u *url.URL) string {
+	r := *u
+	r.User = nil
+	if r.RawQuery != "" {
+		parts := strings.Split(r.RawQuery, "&")
+		for i, part := range parts {
+			name, _, hasValue := strings.Cut(part, "=")
+			if n, err := url.QueryUnescape(name); err == nil && hasValue && credentialName(n) {
+				parts[i] = name + "=" + redacted
+			}
+		}
+		r.RawQuery = strings.Join(parts, "&")
+	}
+	return r.String()
+}
+
+// credentialName reports whether a query parameter's name says it carries
+// a credential.
+func credentialName(name string) bool {
+	for _, field := range strings.FieldsFunc(name, notAlnum) {
+		for _, w := range splitCamel(field) {
+			if credentialWords[strings.ToLower(w)] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bodyText returns req's body as the person reads it, its size, and
+// whether it is shown as text: text as it is, cut at maxShown; other
+// content by its size and type.
+func bodyText(req *http.Request) (string, int, bool) {
 	if req.GetBody == nil || req.ContentLength == 0 {
-		return "", true
+		return "", 0, true
 	}
 	r, err := req.GetBody()
 	if err != nil {
-		return "[the body could not be read back to show it]", false
+		return "[the body could not be read back to show it]", int(req.ContentLength), false
 	}
 	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return "[the body could not be read back to show it]", false
+		return "[the body could not be read back to show it]", int(req.ContentLength), false
 	}
 	ct := req.Header.Get("Content-Type")
 	if !textual(ct) || !utf8.Valid(data) {
-		return fmt.Sprintf("[a body of %d bytes, %s]", len(data), ct), false
+		return fmt.Sprintf("[a body of %d bytes, %s]", len(data), ct), len(data), false
 	}
-	return cut(string(data), maxShown), len(data) <= maxShown
+	return cut(string(data), maxShown), len(data), true
 }
 
 // textual reports whether content of type ct is text a person can read.
