@@ -1,0 +1,133 @@
+package toolgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/toolgate"
+	"github.com/rubicon-go/rubicon/toolgate/config"
+)
+
+// notesAPI has reads, writes and a destructive tool, all tagged notes.
+const notesAPI = `openapi: 3.0.3
+info: {title: Notes, version: "1"}
+paths:
+  /notes:
+    get: {operationId: listNotes, tags: [notes], responses: {"200": {description: ok}}}
+    post: {operationId: createNote, tags: [notes], responses: {"201": {description: created}}}
+  /notes/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    put: {operationId: updateNote, tags: [notes], responses: {"200": {description: ok}}}
+    delete: {operationId: deleteNote, tags: [notes], responses: {"204": {description: deleted}}}
+`
+
+// limited is the shape of every refusal for a rate limit, toolgate's own
+// and the upstream's: why, what was not done, and when to try again.
+var limited = regexp.MustCompile(`^RATE LIMITED: .+\. Nothing was (sent|applied)\. Try again in (\d+) s\.$`)
+
+// wait returns the seconds a refusal for a rate limit asks to wait, or
+// fails.
+func wait(t *testing.T, res toolgate.Result) int {
+	t.Helper()
+	m := limited.FindStringSubmatch(res.Text)
+	if !res.IsError || m == nil {
+		t.Fatalf("not refused for a rate limit: %q", res.Text)
+	}
+	n, _ := strconv.Atoi(m[2])
+	return n
+}
+
+// The built-in limit of a write (10 a minute, 5 at once) refuses the
+// sixth call in a row, saying when to try again; reads are not limited; a
+// person is not asked about a call the limit refuses.
+func TestRateLimitRefusesWithTheWait(t *testing.T) {
+	up := newRecorder(t, nil)
+	c, _ := caller(t, catalog(t, notesAPI, "tools: {deleteNote: {expose: confirm, rate_limit: {per_minute: 1}}}"), up.URL, config.Auth{}, "")
+	for i := range 5 {
+		if res := callTool(t, c, "createNote", `{}`); res.IsError {
+			t.Fatalf("call %d: %s", i+1, res.Text)
+		}
+	}
+	res := callTool(t, c, "createNote", `{}`)
+	if w := wait(t, res); w < 5 || w > 6 || !strings.Contains(res.Text, "createNote is limited to 10 a minute, 5 at once (defaults.rate_limit.write)") {
+		t.Errorf("the sixth call: %q", res.Text)
+	}
+	if n := len(up.requests()); n != 5 {
+		t.Errorf("the upstream received %d calls, want 5", n)
+	}
+	for range 30 {
+		if res := callTool(t, c, "listNotes", `{}`); res.IsError {
+			t.Fatalf("a read: %s", res.Text)
+		}
+	}
+
+	p := &asker{}
+	del := c.cat.Callable("deleteNote")
+	if res := c.Call(context.Background(), del, json.RawMessage(`{"id":"n1"}`), p); res.IsError {
+		t.Fatal(res.Text)
+	}
+	res = c.Call(context.Background(), del, json.RawMessage(`{"id":"n2"}`), p)
+	if w := wait(t, res); w < 59 || w > 60 || len(p.asked) != 1 {
+		t.Errorf("the second delete: %q; the person was asked %d times", res.Text, len(p.asked))
+	}
+}
+
+// A tag's limit is one bucket its tools share; a tool's own rule lifts it
+// for that tool.
+func TestRateLimitOfATag(t *testing.T) {
+	up := newRecorder(t, nil)
+	c, _ := caller(t, catalog(t, notesAPI, "tags: {notes: {rate_limit: {per_minute: 2}}}\ntools: {listNotes: {rate_limit: none}}"), up.URL, config.Auth{}, "")
+	if res := callTool(t, c, "createNote", `{}`); res.IsError {
+		t.Fatal(res.Text)
+	}
+	res := callTool(t, c, "updateNote", `{"id":"n1"}`)
+	if w := wait(t, res); w < 29 || w > 30 || !strings.Contains(res.Text, "updateNote is limited to 2 a minute, 1 at once (tags.notes.rate_limit), and the calls of its tag's tools together have used that up") {
+		t.Errorf("another tool of the tag: %q", res.Text)
+	}
+	for range 10 {
+		if res := callTool(t, c, "listNotes", `{}`); res.IsError {
+			t.Fatalf("a tool whose own rule lifts the limit: %s", res.Text)
+		}
+	}
+	if n := len(up.requests()); n != 11 {
+		t.Errorf("the upstream received %d calls, want 11", n)
+	}
+}
+
+// The upstream's 429 and its Retry-After are told in the shape of
+// toolgate's own limit: for a write, which is never sent again, and for a
+// read whose wait is longer than its deadline.
+func TestUpstreamTooManyRequests(t *testing.T) {
+	retryAfter := "30"
+	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"error":"slow down"}`))
+	})
+	c, _ := caller(t, catalog(t, notesAPI, ""), up.URL, config.Auth{}, "")
+	res := callTool(t, c, "createNote", `{}`)
+	if w := wait(t, res); w != 30 || !strings.HasPrefix(res.Text, `RATE LIMITED: the upstream API refused the call: 429 Too Many Requests: {"error":"slow down"}. Nothing was applied.`) {
+		t.Errorf("a write answered 429: %q", res.Text)
+	}
+	retryAfter = "120"
+	res = callTool(t, c, "listNotes", `{}`)
+	if w := wait(t, res); w != 120 || !strings.HasPrefix(res.Text, `RATE LIMITED: the upstream API refused the call: 429 Too Many Requests: {"error":"slow down"}. Nothing was applied.`) {
+		t.Errorf("a read answered 429 with a wait past its deadline: %q", res.Text)
+	}
+	if n := len(up.requests()); n != 2 {
+		t.Errorf("the upstream received %d calls, want 2: neither is repeated", n)
+	}
+	retryAfter = ""
+	res = callTool(t, c, "updateNote", `{"id":"n1"}`)
+	if !res.IsError || !strings.HasPrefix(res.Text, "RATE LIMITED: the upstream API refused the call: 429 Too Many Requests") || !strings.HasSuffix(res.Text, "Try again later: it did not say when.") {
+		t.Errorf("429 without Retry-After: %q", res.Text)
+	}
+}
