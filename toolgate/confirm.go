@@ -178,12 +178,14 @@ func (c *Caller) question(t *Tool, req *http.Request, args []byte, id identity, 
 }
 
 // shown is req as a person confirming it sees it, its credentials (auth's)
-// by name.
+// by name, and any secret it holds (a form field that carries one)
+// redacted.
 func shown(req *http.Request, auth *callAuth) ShownRequest {
-	s := ShownRequest{Method: req.Method, URL: shownURL(req.URL)}
+	red := auth.redact.string
+	s := ShownRequest{Method: req.Method, URL: red(shownURL(req.URL))}
 	for _, k := range slices.Sorted(maps.Keys(req.Header)) {
 		for _, v := range req.Header[k] {
-			s.Header = append(s.Header, k+": "+v)
+			s.Header = append(s.Header, red(k+": "+v))
 		}
 	}
 	for _, p := range auth.placements {
@@ -195,6 +197,7 @@ func shown(req *http.Request, auth *callAuth) ShownRequest {
 	}
 	s.BodyType = req.Header.Get("Content-Type")
 	s.Body, s.BodySize, s.Text = bodyText(req)
+	s.Body = red(s.Body)
 	s.Whole = s.Text && s.BodySize <= maxShown
 	return s
 }
