@@ -37,6 +37,12 @@ func newLimits(cat *Catalog) map[*Tool]*rate.Limiter {
 	return limits
 }
 
+// RateLimitText says how often t may be called, and by which setting:
+// "10 a minute, 5 at once (defaults.rate_limit.write)".
+func RateLimitText(t *Tool) string {
+	return t.RateLimit.String() + " (" + t.RateRule + ")"
+}
+
 // throttled returns the result that refuses a call of t for its rate
 // limit, or nil when the call may go. A call that may go takes its token
 // when take is set; otherwise the bucket is only looked at, so that a

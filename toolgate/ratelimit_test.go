@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
 )
@@ -129,5 +131,37 @@ func TestUpstreamTooManyRequests(t *testing.T) {
 	res = callTool(t, c, "updateNote", `{"id":"n1"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text, "RATE LIMITED: the upstream API refused the call: 429 Too Many Requests") || !strings.HasSuffix(res.Text, "Try again later: it did not say when.") {
 		t.Errorf("429 without Retry-After: %q", res.Text)
+	}
+}
+
+// inspect and describe_operation say how often each tool may be called,
+// and by which setting.
+func TestRateLimitIsDescribed(t *testing.T) {
+	cfg := "tags: {payments: {rate_limit: {per_minute: 2}}}\ntools: {createOrder: {rate_limit: {per_minute: 30, burst: 10}}}"
+	rows, _, err := shop(t, cfg).Inspect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"createOrder": "30 a minute, 10 at once (tools.createOrder.rate_limit)",
+		"refundOrder": "2 a minute, 1 at once (tags.payments.rate_limit)",
+		"deleteOrder": "3 a minute, 2 at once (defaults.rate_limit.destructive)",
+		"listOrders":  "unlimited (defaults.rate_limit.read)",
+	}
+	for _, r := range rows {
+		if w, ok := want[r.Name]; ok && r.RateLimit != w {
+			t.Errorf("inspect: %s's rate limit is %q, want %q", r.Name, r.RateLimit, w)
+		}
+	}
+	g, _ := session(t, config.ModeSearch, "http://127.0.0.1:1", cfg)
+	res, err := g.CallTool(context.Background(), &mcp.CallToolParams{Name: toolgate.DescribeTool, Arguments: map[string]any{"name": "createOrder"}})
+	if err != nil || res.IsError {
+		t.Fatalf("describe_operation: %v %+v", err, res)
+	}
+	var d struct {
+		RateLimit string `json:"rate_limit"`
+	}
+	if err := json.Unmarshal([]byte(text(res)), &d); err != nil || d.RateLimit != want["createOrder"] {
+		t.Errorf("describe_operation gives the rate limit %q (%v), want %q", d.RateLimit, err, want["createOrder"])
 	}
 }
