@@ -582,6 +582,23 @@ func TestAPersonSeesWhereTheCredentialsGoNotThem(t *testing.T) {
 		t.Errorf("sent %s", got)
 	}
 
+	// A credential the form carries is in the request the person is
+	// shown, redacted, and sent.
+	const token = "xoxb-1-slack-secret"
+	up3 := newRecorder(t, nil)
+	c, _ = authed(t, testspecs.Corpus(t, "slack-v2.json"), "upstream:\n  schemes:\n    slackAuth: {type: bearer, env: SLACK_TOKEN}\ntools:\n  files_upload: {expose: confirm}\n",
+		up3.URL, map[string]string{"SLACK_TOKEN": token})
+	p = &asker{}
+	if res := c.Call(context.Background(), c.cat.Lookup("files_upload"), json.RawMessage(`{"body":{"channels":"C1","content":"hi"}}`), p); res.IsError {
+		t.Fatal(res.Text)
+	}
+	if len(p.asked) != 1 || strings.Contains(fmt.Sprintf("%+v", p.asked[0]), token) || p.asked[0].Request.Body != "channels=C1&content=hi&token=[redacted]" {
+		t.Errorf("the question about a form with a credential: %+v", p.asked)
+	}
+	if got := up3.only(t).Body; got != "channels=C1&content=hi&token="+token {
+		t.Errorf("sent the form %q", got)
+	}
+
 	plain := "openapi: 3.0.3\ninfo: {title: Plain, version: \"1\"}\npaths:\n  /a:\n    get: {operationId: a, responses: {\"200\": {description: ok}}}\n"
 	up2 := newRecorder(t, nil)
 	c, _ = authed(t, plain, "upstream:\n  auth: {type: api_key, in: cookie, name: sid, env: SID}\n", up2.URL, map[string]string{"SID": "s-9"})

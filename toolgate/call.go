@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"golang.org/x/time/rate"
 
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/journal"
@@ -45,6 +47,7 @@ type Caller struct {
 	worker  string
 	metrics *Metrics     // nil: calls are not counted
 	log     *slog.Logger // nil: calls are not logged
+	limits  map[*Tool]*rate.Limiter
 
 	mu      sync.Mutex
 	schemas map[string]*jsonschema.Resolved // compiled on a tool's first call
@@ -92,7 +95,7 @@ func NewCaller(cat *Catalog, base string, up config.Upstream, getenv func(string
 		return nil, err
 	}
 	c := &Caller{cat: cat, base: u, auth: up.Auth, journal: j, worker: journal.ProcessWorker(), schemas: map[string]*jsonschema.Resolved{},
-		bases: map[*Tool]*url.URL{}}
+		bases: map[*Tool]*url.URL{}, limits: newLimits(cat)}
 	for _, t := range cat.Tools {
 		b, err := operationBase(t.op, u, server, up)
 		if err != nil {
@@ -176,6 +179,9 @@ type Result struct {
 	// Media is an answer that is not text (an image, audio, a file),
 	// which Text then describes; nil for text.
 	Media *Media
+	// input is the question for a person that goes back to the client
+	// in place of an answer, when the client's protocol asks that way.
+	input *inputRequest
 }
 
 // Media is an answer that is not text: its media type, its bytes, and
@@ -259,17 +265,30 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 		return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: auth.redact}
 	}
 	if t.Confirm {
+		// A person is not asked about a call its rate limit would refuse.
+		if res := c.throttled(t, false); res != nil {
+			return *res, callInfo{outcome: OutcomeRateLimited, redact: auth.redact}
+		}
 		if res, ok := c.confirm(ctx, t, req, exact, args, person, auth); !ok {
 			return res, callInfo{outcome: OutcomeRefused, redact: auth.redact}
 		}
-		// A token may have aged while the person read: the request is
-		// made again with the credentials as they are now.
-		if auth, err = c.authorize(ctx, t); err != nil {
+		// A token may have aged while the person read: the credentials
+		// are had again, to be added as the request leaves. The request
+		// sent is the one the person was shown, built again only where
+		// its body carries a credential that changed.
+		fresh, err := c.authorize(ctx, t)
+		if err != nil {
 			return errorResult("the upstream's credentials could not be had: %v. Nothing was sent.", err), callInfo{outcome: OutcomeNoCredentials}
 		}
-		if req, err = c.request(ctx, t, exact, auth); err != nil {
-			return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: auth.redact}
+		if !maps.Equal(fresh.fields, auth.fields) {
+			if req, err = c.request(ctx, t, exact, fresh); err != nil {
+				return errorResult("%v. Nothing was sent.", err), callInfo{outcome: OutcomeInvalid, redact: fresh.redact}
+			}
 		}
+		auth = fresh
+	}
+	if res := c.throttled(t, true); res != nil {
+		return *res, callInfo{outcome: OutcomeRateLimited, redact: auth.redact}
 	}
 	// The deadline starts now, once a person has answered if one was
 	// asked: their time to read is not the upstream's time to answer.
@@ -513,6 +532,9 @@ type ending struct {
 	broken    bool     // the body broke off while it was read
 	location  *url.URL // where a redirect points, if it says
 	requestID string   // the upstream's id of the request, if it gave one
+	// retryAfter is the wait the answer asks for, if asksWait.
+	retryAfter time.Duration
+	asksWait   bool
 	// media is an answer that is not text; data and text are then empty.
 	media *mediaAnswer
 	// redact removes the caller's secrets and the call's tokens.
@@ -542,6 +564,7 @@ func (c *Caller) read(resp *http.Response, red *redactor) ending {
 		e.location = loc
 	}
 	e.requestID = requestID(resp.Header)
+	e.retryAfter, e.asksWait = retry.ParseRetryAfter(resp.Header, time.Now())
 	return e
 }
 
@@ -594,6 +617,9 @@ func outcome(t *Tool, e ending) journal.State {
 // tell is the result that tells the agent what the ending e of a call of
 // t proved (state), and what to do next.
 func (c *Caller) tell(t *Tool, e ending, state journal.State) Result {
+	if r, ok := e.upstreamLimited(); ok && (state == journal.NotApplied || state == journal.FailedSafe) {
+		return r
+	}
 	switch state {
 	case journal.Ambiguous:
 		return c.ambiguous(t, c.unknownWhy(e))

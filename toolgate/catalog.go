@@ -58,6 +58,11 @@ type Tool struct {
 	Deadline time.Duration `json:"-"`
 	// Guard says which calls an open call of the tool holds back.
 	Guard config.Guard `json:"-"`
+	// RateLimit limits the tool's calls, and RateRule is the setting that
+	// decided it: "tools.NAME.rate_limit", "tags.TAG.rate_limit" (whose
+	// tools share one bucket) or "defaults.rate_limit.CLASS".
+	RateLimit config.RateLimit `json:"-"`
+	RateRule  string           `json:"-"`
 	// Auth is what the tool's operation requires to authenticate, and
 	// what the configuration gives for it.
 	Auth Security `json:"-"`
@@ -259,6 +264,7 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 	if hasTool && tool.Guard != "" {
 		t.Guard = tool.Guard
 	}
+	rateLimit(t, key, tool, hasTool, tagNames, tagRules, cfg)
 
 	var toolExpose *config.Exposure
 	if hasTool {
@@ -276,6 +282,35 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 		Idempotent: m == "PUT" || m == "DELETE" || retry.IsSafeMethod(m) && readOnly,
 		OpenWorld:  true,
 	}
+}
+
+// rateLimit decides t's rate limit: its own rule's (named key), else the
+// strictest of its tags', else its class's default.
+func rateLimit(t *Tool, key string, tool config.Rule, hasTool bool, tags []string, rules []config.Rule, cfg *config.Config) {
+	t.RateLimit, t.RateRule = cfg.RateLimits[t.Risk.Class], "defaults.rate_limit."+t.Risk.Class.String()
+	strictest := -1
+	for i, r := range rules {
+		if r.RateLimit != nil && (strictest < 0 || stricter(*r.RateLimit, *rules[strictest].RateLimit)) {
+			strictest = i
+		}
+	}
+	if strictest >= 0 {
+		t.RateLimit, t.RateRule = *rules[strictest].RateLimit, "tags."+tags[strictest]+".rate_limit"
+	}
+	if hasTool && tool.RateLimit != nil {
+		t.RateLimit, t.RateRule = *tool.RateLimit, "tools."+key+".rate_limit"
+	}
+}
+
+// stricter reports whether a allows fewer calls than b.
+func stricter(a, b config.RateLimit) bool {
+	switch {
+	case a.Unlimited():
+		return false
+	case b.Unlimited() || a.PerMinute != b.PerMinute:
+		return b.Unlimited() || a.PerMinute < b.PerMinute
+	}
+	return a.Burst < b.Burst
 }
 
 // exposure is the decision about showing a tool: whether it is shown,

@@ -3,6 +3,7 @@ package toolgate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -443,5 +444,103 @@ func TestConfirmWithoutAPerson(t *testing.T) {
 	want := "NOT SENT: refundOrder needs a person's confirmation of each call, and this call came by a way that cannot ask one. Nothing was sent."
 	if !res.IsError || !strings.HasPrefix(res.Text, want) || api.Effects() != 0 {
 		t.Errorf("%q; upstream applied %d", res.Text, api.Effects())
+	}
+}
+
+// notes is an API whose purge sends a body and carries an API key in the
+// query, for the exact request a person confirms.
+const notes = `openapi: 3.0.3
+info: {title: Notes, version: "1"}
+components:
+  securitySchemes:
+    inQuery: {type: apiKey, in: query, name: api_key}
+paths:
+  /v1/notes/{id}/purge:
+    post:
+      operationId: purgeNote
+      summary: Permanently delete a note and its history
+      security: [{inQuery: []}]
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+        - {name: mode, in: query, schema: {type: string}}
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {text: {type: string}}}
+      responses: {"200": {description: purged}}
+`
+
+// TestConfirmShowsTheExactRequest calls a tool over Streamable HTTP on
+// loopback with the Go SDK's client, which answers each question as a
+// person would, in both protocol generations: the question shows the
+// method, the URL with its credentials redacted, the body (cut, with its
+// size, when it is large) and the tool's risk reasons, and the upstream
+// receives that very request.
+func TestConfirmShowsTheExactRequest(t *testing.T) {
+	const key, baseSecret = "k-secret-42", "base-s3cret-9"
+	for _, proto := range protocols {
+		t.Run(proto.name, func(t *testing.T) {
+			up := newRecorder(t, nil)
+			c, _ := authed(t, notes, "upstream:\n  schemes:\n    inQuery: {type: api_key, env: NOTES_KEY}\ntools:\n  purgeNote: {expose: confirm}\n",
+				up.URL+"/?session="+baseSecret, map[string]string{"NOTES_KEY": key})
+			gate := httpGate(t, c.cat, c.Caller, toolgate.HTTPOptions{})
+			p := &person{}
+			p.says(accept)
+			ctx := context.Background()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: p.handle}).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: gate, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: proto.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			reasons := c.cat.Lookup("purgeNote").Risk.Reasons
+			if len(reasons) == 0 {
+				t.Fatal("purgeNote has no risk reasons to show")
+			}
+			large := strings.Repeat("0123456789abcdef", 512) // 8 KiB
+			for i, text := range []string{"old draft", large} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "purgeNote", Arguments: map[string]any{"id": "n1", "mode": "hard", "body": map[string]any{"text": text}}})
+				if err != nil || res.IsError {
+					t.Fatalf("purgeNote: %v %+v", err, res)
+				}
+				sent := up.requests()[i]
+				asked := p.questions()
+				if len(asked) != i+1 {
+					t.Fatalf("the person was asked %d times, want %d", len(asked), i+1)
+				}
+				msg := asked[i].Message
+				shownURL := up.URL + "/v1/notes/n1/purge?session=[redacted]&mode=hard"
+				if !strings.Contains(msg, "POST "+shownURL+"\n") || !strings.Contains(msg, "[the API's credentials in the query parameter api_key (inQuery), added as it is sent; not shown]") {
+					t.Errorf("the question does not show the request line and where the key goes:\n%s", msg)
+				}
+				if strings.Contains(msg, key) || strings.Contains(msg, baseSecret) {
+					t.Errorf("the question shows a secret:\n%s", msg)
+				}
+				// What arrived is what was shown, with the credentials the
+				// question named in place of [redacted].
+				wantTarget := strings.Replace(strings.TrimPrefix(shownURL, up.URL), "[redacted]", baseSecret, 1) + "&api_key=" + key
+				if sent.Method != "POST" || sent.Target != wantTarget {
+					t.Errorf("the upstream received %s %s, want POST %s", sent.Method, sent.Target, wantTarget)
+				}
+				if !strings.Contains(sent.Body, text) {
+					t.Fatalf("the upstream received the body %.80q", sent.Body)
+				}
+				if i == 0 && !strings.Contains(msg, "\n"+sent.Body+"\n") {
+					t.Errorf("the question does not show the body sent, %q:\n%s", sent.Body, msg)
+				}
+				if i == 1 && (!strings.Contains(msg, "\n"+sent.Body[:4096]+"…") || strings.Contains(msg, sent.Body[:4097]) ||
+					!strings.Contains(msg, fmt.Sprintf("The body is %d bytes of application/json; the first 4096 are shown.", len(sent.Body)))) {
+					t.Errorf("the question does not show the large body cut, with its size (%d bytes):\n%.300s…", len(sent.Body), msg)
+				}
+				if !strings.Contains(msg, "What it does: toolgate judges purgeNote destructive because\n") {
+					t.Errorf("the question does not say what the call does:\n%s", msg)
+				}
+				for _, why := range reasons {
+					if !strings.Contains(msg, "- "+why+"\n") {
+						t.Errorf("the question lacks the reason %q:\n%s", why, msg)
+					}
+				}
+			}
+		})
 	}
 }

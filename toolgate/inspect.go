@@ -30,6 +30,9 @@ type Row struct {
 	ExposureRule string `json:"exposure_rule"`
 	Retry        string `json:"retry"`
 	Deadline     string `json:"deadline"`
+	// RateLimit says how often the tool may be called, and by which
+	// setting ([Tool.RateLimit]).
+	RateLimit string `json:"rate_limit"`
 	// Auth says in a few words what a call authenticates with (see
 	// Security.Configured); AuthRequires what the document requires;
 	// AuthUses each scheme used and where its credential comes from;
@@ -102,7 +105,7 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	for _, t := range c.Tools {
 		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
 			Override: t.RiskOverride, Review: len(t.Risk.Review) > 0, ReviewReasons: t.Risk.Review,
-			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String(),
+			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String(), RateLimit: RateLimitText(t),
 			Auth: t.Auth.Configured(), AuthRequires: t.Auth.Requires, AuthMissing: t.Auth.Missing})
 		for _, u := range t.Auth.Uses {
 			rows[len(rows)-1].AuthUses = append(rows[len(rows)-1].AuthUses, u.String())

@@ -353,12 +353,15 @@ type operationDescription struct {
 	Confirm     bool            `json:"confirm"`
 	// ConfirmTimeout is how long a person has to accept a call, when
 	// they confirm each.
-	ConfirmTimeout string               `json:"confirm_timeout,omitempty"`
-	Annotations    *mcp.ToolAnnotations `json:"annotations"`
+	ConfirmTimeout string `json:"confirm_timeout,omitempty"`
+	// RateLimit is how often the tool may be called.
+	RateLimit   string               `json:"rate_limit"`
+	Annotations *mcp.ToolAnnotations `json:"annotations"`
 }
 
 // describeTool returns t as describe_operation gives it: as tools mode
-// lists it, with its risk class, retry policy, deadline and confirmation.
+// lists it, with its risk class, retry policy, deadline, confirmation and
+// rate limit.
 func describeTool(cat *Catalog, t *Tool) (string, error) {
 	tool, err := cat.MCPTool(t)
 	if err != nil {
@@ -370,7 +373,7 @@ func describeTool(cat *Catalog, t *Tool) (string, error) {
 	}
 	d := operationDescription{Name: t.Name, Title: tool.Title, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Why: t.Risk.Reasons,
 		Description: tool.Description, InputSchema: in, Retry: RetryText(t), Deadline: t.Deadline.String(), Confirm: t.Confirm,
-		Annotations: tool.Annotations}
+		RateLimit: RateLimitText(t), Annotations: tool.Annotations}
 	if t.Confirm {
 		d.ConfirmTimeout = t.ConfirmTimeout.String()
 	}

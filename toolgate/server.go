@@ -134,7 +134,8 @@ func newMCPServer(cat *Catalog) *mcp.Server {
 // toolCalls is the one way a call reaches a tool, whichever way the
 // server presents the tools (one MCP tool each, or search mode's
 // call_operation): it finds the tool among the exposed ones, and calls it
-// through the caller, asking a person first when the tool needs it.
+// through the caller with the client the call came from, whom the caller
+// asks when the tool needs a person's confirmation.
 type toolCalls struct {
 	cat    *Catalog
 	caller *Caller
@@ -164,17 +165,18 @@ func (c *toolCalls) call(ctx context.Context, req *mcp.CallToolRequest, t *Tool,
 			ctx = WithClientToken(ctx, token)
 		}
 	}
-	if t.Confirm {
-		return c.e.serve(req, func(person Confirmer) Result { return c.caller.Call(ctx, t, args, person) })
-	}
-	return result(c.caller.Call(ctx, t, args, nil))
+	return result(c.caller.Call(ctx, t, args, c.e.at(req)))
 }
 
-// result turns a call's result into MCP's: the answer as text, and as
+// result turns a call's result into MCP's: a question that goes back to
+// the client, as it is; else the answer as text, and as
 // structured content too when it is a JSON object; an answer that is not
 // text as an image, audio, or an embedded resource with its media type,
 // after the line that says what it is.
 func result(r Result) *mcp.CallToolResult {
+	if r.input != nil {
+		return r.input.result() // a question for the person, to answer by calling again
+	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
 	if r.Structured != nil && !r.IsError {
 		res.StructuredContent = r.Structured

@@ -38,8 +38,13 @@ type Config struct {
 	// ConfirmTimeout bounds the wait for a person's answer when a call
 	// needs their confirmation. Default 5 min.
 	ConfirmTimeout time.Duration
-	Tags           map[string]Rule
-	Tools          map[string]Rule
+	// RateLimits are each tool's rate limit by its risk class, where no
+	// tag or tool rule sets one: DefaultRateLimits, and whatever
+	// defaults.rate_limit changes. A class that is not there is
+	// unlimited.
+	RateLimits map[risk.Class]RateLimit
+	Tags       map[string]Rule
+	Tools      map[string]Rule
 }
 
 // Exposure is the risk classes a default or a rule exposes, and how the
@@ -227,7 +232,47 @@ type Rule struct {
 	// Guard says which calls an open call of the tool holds back; only a
 	// tool's own rule may set it. Empty means GuardResource.
 	Guard Guard
+	// RateLimit, when set, limits the calls of the tool, or those of the
+	// tag's tools together.
+	RateLimit *RateLimit
 }
+
+// RateLimit is a token bucket: calls come at most PerMinute a minute on
+// average, and Burst at once. The zero value is no limit.
+type RateLimit struct {
+	PerMinute float64
+	Burst     int
+}
+
+// Unlimited reports whether r limits nothing.
+func (r RateLimit) Unlimited() bool { return r.PerMinute <= 0 }
+
+// String says what r allows: "10 a minute, 5 at once", or "unlimited".
+func (r RateLimit) String() string {
+	if r.Unlimited() {
+		return "unlimited"
+	}
+	return fmt.Sprintf("%s a minute, %d at once", strconv.FormatFloat(r.PerMinute, 'f', -1, 64), r.Burst)
+}
+
+// DefaultRateLimits are the rate limits of tools by class when the
+// configuration sets none: a write 10 calls a minute, 5 at once; a
+// destructive or privileged tool 3 a minute, 2 at once; reads unlimited.
+// An agent in a loop is stopped within seconds, and a person working
+// through an agent is never held back.
+func DefaultRateLimits() map[risk.Class]RateLimit {
+	return map[risk.Class]RateLimit{
+		risk.Write:       {PerMinute: 10, Burst: 5},
+		risk.Destructive: {PerMinute: 3, Burst: 2},
+		risk.Privileged:  {PerMinute: 3, Burst: 2},
+	}
+}
+
+// Bounds of a rate limit's settings.
+const (
+	maxPerMinute = 60000 // 1000 calls a second
+	maxBurst     = 10000
+)
 
 // Guard says which calls a call that changes state holds back while its
 // outcome is open (in flight, or ambiguous).
@@ -286,7 +331,7 @@ func (e *Error) Error() string {
 // privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
 	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: AuthNone}}, Mode: ModeTools,
-		Expose: Exposure{Classes: ReadWrite, As: "read+write"}}
+		Expose: Exposure{Classes: ReadWrite, As: "read+write"}, RateLimits: DefaultRateLimits()}
 }
 
 // Load reads the configuration file at path.
@@ -395,6 +440,7 @@ func (p *parser) root(n *yaml.Node) error {
 			return p.mapping(v, path, "{deadline: 30s, expose: read+write}", []field{
 				{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.Deadline) }},
 				{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.ConfirmTimeout) }},
+				{"rate_limit", p.classRateLimits},
 				{"expose", func(v *yaml.Node, path string) error {
 					e, err := p.exposure(v, path, defaultRule)
 					if e != nil {
@@ -672,6 +718,10 @@ func (p *parser) rule(n *yaml.Node, path string, isTool bool) (Rule, error) {
 		}},
 		{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &r.Deadline) }},
 		{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &r.ConfirmTimeout) }},
+		{"rate_limit", func(v *yaml.Node, path string) (err error) {
+			r.RateLimit, err = p.rateLimit(v, path)
+			return err
+		}},
 		{"guard", func(v *yaml.Node, path string) error {
 			const want = "give resource (one open call per tool and resource, the default) or identical (one open call per tool and arguments)"
 			var s string
@@ -691,6 +741,78 @@ func (p *parser) rule(n *yaml.Node, path string, isTool bool) (Rule, error) {
 		}},
 	})
 	return r, err
+}
+
+// rateLimitWant is what a rate limit may be, for messages.
+const rateLimitWant = "give {per_minute: N, burst: B} (N calls a minute on average, up to 60000; B at once, 1 to 10000, default 1) or none"
+
+// classRateLimits reads defaults.rate_limit: a mapping of risk classes to
+// their tools' rate limits, which replace the built-in ones class by
+// class.
+func (p *parser) classRateLimits(n *yaml.Node, path string) error {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return wrong(n, path, "give a mapping of risk classes to rate limits, such as {write: {per_minute: 10, burst: 5}, read: none}")
+	}
+	return entries(n, path, func(name string, v *yaml.Node, where string) error {
+		k, err := risk.Parse(name)
+		if err != nil {
+			return &Error{Line: v.Line, Field: where, Msg: fmt.Sprintf("%s: %q is not a risk class; give read, write, destructive or privileged", path, name)}
+		}
+		r, err := p.rateLimit(v, where)
+		if err != nil || r == nil {
+			return err
+		}
+		p.cfg.RateLimits[k] = *r
+		return nil
+	})
+}
+
+// rateLimit reads a rate limit: {per_minute: N, burst: B}, or none (also
+// false, or 0) for no limit. An empty value leaves it unset.
+func (p *parser) rateLimit(n *yaml.Node, path string) (*RateLimit, error) {
+	n = deref(n)
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		if v := strings.ToLower(strings.TrimSpace(n.Value)); v == "none" || v == "false" || v == "0" || v == "unlimited" {
+			return &RateLimit{}, nil
+		}
+		return nil, wrong(n, path, rateLimitWant)
+	}
+	r := &RateLimit{Burst: 1}
+	line := n.Line
+	err := p.mapping(n, path, "{per_minute: 10, burst: 5}", []field{
+		{"per_minute", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.Value), 64)
+			if v.Kind != yaml.ScalarNode || err != nil || f <= 0 || f > maxPerMinute {
+				return wrong(v, path, "give the calls a minute, a number above 0 and up to 60000, such as 10 or 0.5")
+			}
+			r.PerMinute = f
+			return nil
+		}},
+		{"burst", func(v *yaml.Node, path string) error {
+			v = deref(v)
+			b, err := strconv.Atoi(strings.TrimSpace(v.Value))
+			if v.Kind != yaml.ScalarNode || err != nil || b < 1 || b > maxBurst {
+				return wrong(v, path, "give how many calls may come at once, a whole number from 1 to 10000")
+			}
+			r.Burst = b
+			return nil
+		}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.PerMinute == 0 {
+		return nil, &Error{Line: line, Field: path, Msg: path + " needs per_minute, the calls a minute on average; " + rateLimitWant}
+	}
+	return r, nil
 }
 
 // ruleKind is where an expose setting stands, which decides what it may say.

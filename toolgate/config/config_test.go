@@ -115,6 +115,44 @@ tools:
 	}
 }
 
+// Rate limits: the built-in ones by class, changed class by class under
+// defaults, set or lifted by a tag or a tool.
+func TestParseRateLimits(t *testing.T) {
+	d := config.Default().RateLimits
+	if d[risk.Write] != (config.RateLimit{PerMinute: 10, Burst: 5}) || d[risk.Destructive] != (config.RateLimit{PerMinute: 3, Burst: 2}) ||
+		d[risk.Privileged] != (config.RateLimit{PerMinute: 3, Burst: 2}) || !d[risk.Read].Unlimited() {
+		t.Errorf("built-in rate limits: %+v", d)
+	}
+	c, err := config.Parse([]byte(`
+defaults:
+  rate_limit: {read: {per_minute: 600, burst: 50}, write: none}
+tags:
+  payments: {rate_limit: {per_minute: 0.5}}
+tools:
+  refundOrder: {rate_limit: {per_minute: 2, burst: 2}}
+  listOrders: {rate_limit: false}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.RateLimits; r[risk.Read] != (config.RateLimit{PerMinute: 600, Burst: 50}) || !r[risk.Write].Unlimited() ||
+		r[risk.Destructive] != (config.RateLimit{PerMinute: 3, Burst: 2}) {
+		t.Errorf("defaults.rate_limit: %+v", r)
+	}
+	if r := c.Tags["payments"].RateLimit; r == nil || *r != (config.RateLimit{PerMinute: 0.5, Burst: 1}) || r.String() != "0.5 a minute, 1 at once" {
+		t.Errorf("tags.payments.rate_limit: %+v", r)
+	}
+	if r := c.Tools["refundOrder"].RateLimit; r == nil || *r != (config.RateLimit{PerMinute: 2, Burst: 2}) {
+		t.Errorf("tools.refundOrder.rate_limit: %+v", r)
+	}
+	if r := c.Tools["listOrders"].RateLimit; r == nil || !r.Unlimited() || r.String() != "unlimited" {
+		t.Errorf("tools.listOrders.rate_limit: %+v", r)
+	}
+	if c.Tags["payments"].Deadline != 0 || c.Tools["deleteOrder"].RateLimit != nil {
+		t.Errorf("settings not given were set: %+v %+v", c.Tags["payments"], c.Tools["deleteOrder"])
+	}
+}
+
 // Every mistake is reported with its line, the field, the value as
 // written and what to write instead, and never in Go's words.
 func TestMistakes(t *testing.T) {
@@ -122,7 +160,7 @@ func TestMistakes(t *testing.T) {
 		{"tools:\n  createOrder:\n    expose: maybe\n",
 			`line 3: tools.createOrder.expose is "maybe"; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)`},
 		{"tools:\n  createOrder:\n    exposed: true\n",
-			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout and guard`},
+			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout, rate_limit and guard`},
 		{"tool:\n  createOrder: {}\n",
 			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, mode, defaults, tags and tools`},
 		{"tools: [createOrder]\n",
@@ -185,6 +223,24 @@ func TestMistakes(t *testing.T) {
 			`line 2: tools.a.expose is a mapping; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)`},
 		{"defaults:\n  confirm_timeout: 0s\n",
 			`line 2: defaults.confirm_timeout is "0s"; give a duration such as 30s or 2m, up to 1h`},
+		{"tools:\n  a: {rate_limit: {per_minute: 0}}\n",
+			`line 2: tools.a.rate_limit.per_minute is "0"; give the calls a minute, a number above 0 and up to 60000, such as 10 or 0.5`},
+		{"tools:\n  a: {rate_limit: {per_minute: ten}}\n",
+			`line 2: tools.a.rate_limit.per_minute is "ten"; give the calls a minute, a number above 0 and up to 60000, such as 10 or 0.5`},
+		{"tags:\n  a:\n    rate_limit: {per_minute: 5, burst: 0}\n",
+			`line 3: tags.a.rate_limit.burst is "0"; give how many calls may come at once, a whole number from 1 to 10000`},
+		{"tags:\n  a:\n    rate_limit: {per_minute: 5, burst: 2.5}\n",
+			`line 3: tags.a.rate_limit.burst is "2.5"; give how many calls may come at once, a whole number from 1 to 10000`},
+		{"tools:\n  a:\n    rate_limit: {burst: 3}\n",
+			`line 3: tools.a.rate_limit needs per_minute, the calls a minute on average; give {per_minute: N, burst: B} (N calls a minute on average, up to 60000; B at once, 1 to 10000, default 1) or none`},
+		{"tools:\n  a:\n    rate_limit: 10/min\n",
+			`line 3: tools.a.rate_limit is "10/min"; give {per_minute: N, burst: B} (N calls a minute on average, up to 60000; B at once, 1 to 10000, default 1) or none`},
+		{"tools:\n  a:\n    rate_limit: {per_minute: 5, every: 1m}\n",
+			`line 3: tools.a.rate_limit has no setting "every"; the settings are per_minute and burst`},
+		{"defaults:\n  rate_limit: {writes: none}\n",
+			`line 2: defaults.rate_limit: "writes" is not a risk class; give read, write, destructive or privileged`},
+		{"defaults:\n  rate_limit: 5\n",
+			`line 2: defaults.rate_limit is "5"; give a mapping of risk classes to rate limits, such as {write: {per_minute: 10, burst: 5}, read: none}`},
 		{"tools:\n\ta: {}\n",
 			`line 2: not valid YAML: found character that cannot start any token (YAML indents with spaces, never tabs)`},
 		{"tools: {a: [}\n",

@@ -37,9 +37,9 @@ upstream:
   url: https://api.example.com
   auth: {type: bearer, env: API_TOKEN}
   schemes: {s: {type: bearer, env: S_TOKEN}}
-defaults: {expose: {show: read, confirm: write}}
-tags: {t: {expose: {show: read, confirm: write}}}
-tools: {o: {retry: opted_in}}
+defaults: {expose: {show: read, confirm: write}, rate_limit: {write: {per_minute: 10}}}
+tags: {t: {expose: {show: read, confirm: write}, rate_limit: {per_minute: 2}}}
+tools: {o: {retry: opted_in, rate_limit: {per_minute: 2}}}
 `
 
 // TestDocsListEverySetting: docs/configuration.md's table has a row for
@@ -50,9 +50,11 @@ func TestDocsListEverySetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := regexp.MustCompile(`^(tags|tools|upstream\.schemes|upstream\.variables)\.[^.]+`)
+	class := regexp.MustCompile(`^defaults\.rate_limit\.[a-z]+\.`)
 	var accepted []string
 	for _, p := range paths {
 		p = named.ReplaceAllString(p, "$1.NAME")
+		p = class.ReplaceAllString(p, "defaults.rate_limit.CLASS.")
 		if !slices.Contains(accepted, p) {
 			accepted = append(accepted, p)
 		}
