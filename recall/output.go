@@ -51,13 +51,14 @@ func coarser(a, b provider.Timing) provider.Timing {
 // MarshalJSON writes doc with its times in seconds.
 func (doc Document) MarshalJSON() ([]byte, error) {
 	type segment struct {
-		Start float64 `json:"start_seconds"`
-		End   float64 `json:"end_seconds"`
-		Text  string  `json:"text"`
+		Start   float64 `json:"start_seconds"`
+		End     float64 `json:"end_seconds"`
+		Text    string  `json:"text"`
+		Speaker string  `json:"speaker,omitempty"`
 	}
 	segs := make([]segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text}
+		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text, s.Speaker}
 	}
 	type fields Document
 	return json.Marshal(struct {
@@ -150,10 +151,10 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 	var b strings.Builder
 	switch format {
 	case "txt":
-		b.WriteString(doc.Text)
+		b.WriteString(plainText(doc))
 		b.WriteByte('\n')
 	case "srt":
-		for i, c := range cues(doc, rules) {
+		for i, c := range cues(labelTurns(doc), rules) {
 			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(c.Start, ","), stamp(c.End, ","), strings.Join(c.Lines, "\n"))
 		}
 	case "vtt":
@@ -162,7 +163,11 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue's time is the share of its words in a chunk of the recording\n\n", doc.Provider, doc.Model)
 		}
 		for _, c := range cues(doc, rules) {
-			fmt.Fprintf(&b, "%s --> %s\n%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), strings.Join(c.Lines, "\n"))
+			voice := ""
+			if c.Speaker != "" {
+				voice = "<v " + speakerName(c.Speaker) + ">"
+			}
+			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, strings.Join(c.Lines, "\n"))
 		}
 	default:
 		out, _ := json.MarshalIndent(doc, "", "  ")
@@ -176,9 +181,52 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
 	segments := make([]subtitle.Segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text}
+		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
 	}
 	return subtitle.Cues(segments, rules)
+}
+
+// speakerName is how a speaker's label is shown: "Speaker A".
+func speakerName(label string) string { return "Speaker " + label }
+
+// labelTurns returns doc with each segment that starts a speaker's turn
+// beginning with the speaker's name, as SRT, which has no voices, shows
+// who speaks.
+func labelTurns(doc Document) Document {
+	segs := make([]provider.Segment, len(doc.Segments))
+	prev := ""
+	for i, s := range doc.Segments {
+		if s.Speaker != "" && s.Speaker != prev {
+			s.Text = speakerName(s.Speaker) + ": " + s.Text
+		}
+		prev = s.Speaker
+		segs[i] = s
+	}
+	doc.Segments = segs
+	return doc
+}
+
+// plainText is doc's text, a paragraph per speaker's turn where the
+// speakers are labelled.
+func plainText(doc Document) string {
+	labelled := false
+	for _, s := range doc.Segments {
+		labelled = labelled || s.Speaker != ""
+	}
+	if !labelled {
+		return doc.Text
+	}
+	var turns []string
+	prev := "\x00"
+	for _, s := range doc.Segments {
+		if s.Speaker != prev {
+			turns = append(turns, speakerName(s.Speaker)+": "+s.Text)
+			prev = s.Speaker
+			continue
+		}
+		turns[len(turns)-1] += " " + s.Text
+	}
+	return strings.Join(turns, "\n\n")
 }
 
 // stamp formats d as HH:MM:SS followed by sep and milliseconds.

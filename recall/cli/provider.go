@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,27 @@ import (
 type providerFlags struct {
 	name, url, model, keyEnv, prices, project string
 	getenv                                    func(string) string
+	// speakers is --speakers, for the commands that transcribe: see
+	// provider.Options.Speakers.
+	speakers int
+}
+
+// registerSpeakers declares --speakers in f: alone, labels without a
+// count; with a number, that many speakers expected.
+func (p *providerFlags) registerSpeakers(f *pflag.FlagSet) {
+	f.IntVar(&p.speakers, "speakers", 0, "label who speaks; --speakers=N expects N speakers where the provider takes a count ("+speakerHelp()+")")
+	f.Lookup("speakers").NoOptDefVal = strconv.Itoa(provider.SpeakersUnknown)
+}
+
+// speakerHelp lists the providers that label speakers, and how.
+func speakerHelp() string {
+	var parts []string
+	for _, r := range provider.Registered() {
+		if r.Speakers != "" {
+			parts = append(parts, r.Name+": "+r.Speakers)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // register declares the flags in f.
@@ -171,7 +193,15 @@ func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *prov
 	}
 	p.getenv = r.Getenv
 	p.defaults()
-	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout}
+	if p.speakers < provider.SpeakersUnknown {
+		return nil, stop, command.Usagef("--speakers=%d: give a number of speakers from 1, or --speakers alone", p.speakers)
+	}
+	if reg, err := provider.Lookup(p.name); err == nil {
+		if err := reg.CheckSpeakers(p.speakers); err != nil {
+			return nil, stop, err
+		}
+	}
+	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout, Speakers: p.speakers}
 	switch {
 	case p.name == "sandbox" && o.BaseURL == "":
 		if o.BaseURL, stop, err = startSandbox(r); err != nil {

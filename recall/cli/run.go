@@ -59,6 +59,7 @@ func (rf *runFlags) register(f *pflag.FlagSet) {
 	command.DurationVar(f, &rf.timeout, "timeout", 10*time.Minute, "bound on each paid request, counted from its commit as sent, in seconds or such as 90s or 10m; one that runs out may have been charged")
 	f.StringVar(&rf.out, "out", "", "write .txt, .srt, .vtt and .json transcripts to this `DIR`")
 	rf.subtitles.register(f)
+	rf.pf.registerSpeakers(f)
 	command.DurationVar(f, &rf.lease, "lease", 0, "how long a request that was sent stays with its run: it is over by then, and only then may another run declare it ambiguous once this one was killed, or anyone resolve it as not applied (default: --timeout plus 30s)")
 }
 

@@ -27,6 +27,8 @@ type assemblyAI struct {
 	model, apiKey string
 	// pollEvery is the wait between polls; default 3 s.
 	pollEvery time.Duration
+	// speakers asks for speaker labels: see Options.Speakers.
+	speakers int
 }
 
 // Evidence keys the provider records.
@@ -41,6 +43,9 @@ const (
 type assemblyRequest struct {
 	AudioURL     string   `json:"audio_url"`
 	SpeechModels []string `json:"speech_models"`
+	// SpeakerLabels and SpeakersExpected ask for speaker diarization.
+	SpeakerLabels    bool `json:"speaker_labels,omitempty"`
+	SpeakersExpected int  `json:"speakers_expected,omitempty"`
 }
 
 type assemblyTranscript struct {
@@ -51,9 +56,10 @@ type assemblyTranscript struct {
 	AudioURL      string  `json:"audio_url"`
 	AudioDuration float64 `json:"audio_duration"`
 	Words         []struct {
-		Text  string `json:"text"`
-		Start int64  `json:"start"`
-		End   int64  `json:"end"`
+		Text    string  `json:"text"`
+		Start   int64   `json:"start"`
+		End     int64   `json:"end"`
+		Speaker *string `json:"speaker"`
 	} `json:"words"`
 }
 
@@ -108,7 +114,11 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	}
 
 	// 2. The paid request: a transcript job for the upload.
-	body, _ := json.Marshal(assemblyRequest{AudioURL: up.UploadURL, SpeechModels: []string{a.model}})
+	ask := assemblyRequest{AudioURL: up.UploadURL, SpeechModels: []string{a.model}, SpeakerLabels: a.speakers != 0}
+	if a.speakers > 0 {
+		ask.SpeakersExpected = a.speakers
+	}
+	body, _ := json.Marshal(ask)
 	req, err = a.request(ctx, http.MethodPost, "/v2/transcript", body, "application/json")
 	if err != nil {
 		return Transcript{}, &LocalError{err}
@@ -181,7 +191,10 @@ func (j assemblyTranscript) transcript() Transcript {
 	t := Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []Segment{}, Timing: TimingWords}
 	words := make([]word, len(j.Words))
 	for i, w := range j.Words {
-		words[i] = word{w.Text, time.Duration(w.Start) * time.Millisecond, time.Duration(w.End) * time.Millisecond}
+		words[i] = word{text: w.Text, start: time.Duration(w.Start) * time.Millisecond, end: time.Duration(w.End) * time.Millisecond}
+		if w.Speaker != nil {
+			words[i].speaker = *w.Speaker
+		}
 	}
 	t.Segments = append(t.Segments, sentences(words)...)
 	if len(t.Segments) == 0 {

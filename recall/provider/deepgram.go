@@ -25,6 +25,9 @@ type deepgram struct {
 	// project, needed only to look requests up, names the project whose
 	// request log is searched.
 	project string
+	// speakers, when not 0, asks for diarization (Deepgram takes no
+	// count).
+	speakers int
 }
 
 type deepgramResponse struct {
@@ -48,6 +51,7 @@ type deepgramResponse struct {
 			Start      float64 `json:"start"`
 			End        float64 `json:"end"`
 			Transcript string  `json:"transcript"`
+			Speaker    *int    `json:"speaker"`
 		} `json:"utterances"`
 	} `json:"results"`
 }
@@ -59,6 +63,9 @@ func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (
 		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
 	}
 	q := url.Values{"model": {d.model}, "smart_format": {"true"}, "utterances": {"true"}, "tag": {c.Key}}
+	if d.speakers != 0 {
+		q.Set("diarize", "true")
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(d.baseURL, "/")+"/v1/listen?"+q.Encode(), bytes.NewReader(audio))
 	if err != nil {
 		return Transcript{}, &LocalError{err}
@@ -93,13 +100,17 @@ func parseDeepgram(data []byte, reqID string) (Transcript, error) {
 				if text == "" {
 					text = w.Word
 				}
-				words = append(words, word{text, seconds(w.Start), seconds(w.End)})
+				words = append(words, word{text: text, start: seconds(w.Start), end: seconds(w.End)})
 			}
 			break
 		}
 	}
 	for _, u := range r.Results.Utterances {
-		t.Segments = append(t.Segments, Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)})
+		seg := Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)}
+		if u.Speaker != nil {
+			seg.Speaker = speakerLabel(*u.Speaker)
+		}
+		t.Segments = append(t.Segments, seg)
 	}
 	if len(t.Segments) == 0 && len(words) > 0 {
 		t.Segments, t.Timing = sentences(words), TimingWords
@@ -267,4 +278,17 @@ func (d *deepgram) requests(ctx context.Context, reads *http.Client, start, end 
 		log.requests = append(log.requests, rec)
 	}
 	return log, nil
+}
+
+// speakerLabel names Deepgram's speaker n (from 0) as AssemblyAI and
+// OpenAI do: A, B, ... Z, then AA, AB...
+func speakerLabel(n int) string {
+	if n < 0 {
+		return ""
+	}
+	label := ""
+	for n++; n > 0; n = (n - 1) / 26 {
+		label = string(rune('A'+(n-1)%26)) + label
+	}
+	return label
 }

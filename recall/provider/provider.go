@@ -49,7 +49,15 @@ type Options struct {
 	// PollEvery is the wait between polls of a job (AssemblyAI); default
 	// 3 s.
 	PollEvery time.Duration
+	// Speakers asks the provider to label who speaks each segment: 0 does
+	// not, SpeakersUnknown does without a count, and n > 0 expects n
+	// speakers, where the provider takes a count. A provider that labels
+	// no speakers refuses any but 0.
+	Speakers int
 }
+
+// SpeakersUnknown is Options.Speakers for labels without a count.
+const SpeakersUnknown = -1
 
 // Provider is one speech-to-text API and the clients that reach it. It is
 // safe for concurrent use.
@@ -83,6 +91,9 @@ func New(o Options) (*Provider, error) {
 	}
 	reg, err := Lookup(o.Name)
 	if err != nil {
+		return nil, err
+	}
+	if err := reg.CheckSpeakers(o.Speakers); err != nil {
 		return nil, err
 	}
 	a := reg.api(o)
@@ -253,6 +264,9 @@ type Segment struct {
 	Start time.Duration `json:"start"`
 	End   time.Duration `json:"end"`
 	Text  string        `json:"text"`
+	// Speaker labels who speaks, as the provider tells them apart ("A",
+	// "B"...), when speakers were asked for.
+	Speaker string `json:"speaker,omitempty"`
 }
 
 // Timing says how finely a transcript is timed.

@@ -44,6 +44,9 @@ type Registration struct {
 	// Records says how an ambiguous request can be looked up, or that it
 	// cannot; for the documentation.
 	Records string
+	// Speakers says how the provider labels who speaks, by the request's
+	// parameters; empty when it does not.
+	Speakers string
 
 	limits func(model string) Limits
 	api    func(o Options) api
@@ -153,21 +156,23 @@ func registrations() []Registration {
 		{
 			Name: "deepgram", About: "Deepgram's pre-recorded API",
 			DefaultModel: "nova-3", KeyEnv: "DEEPGRAM_API_KEY", BaseURL: "https://api.deepgram.com", Billing: perSecond,
-			Prices:  map[string]ledger.Amount{"nova-3": 4300, "nova-2": 4300},
-			Records: "the project's request log, every page of the time since the request was sent, by the request's tag",
-			limits:  func(string) Limits { return Limits{MaxBytes: 2 << 30} },
+			Prices:   map[string]ledger.Amount{"nova-3": 4300, "nova-2": 4300},
+			Records:  "the project's request log, every page of the time since the request was sent, by the request's tag",
+			Speakers: "diarize=true; no count is taken",
+			limits:   func(string) Limits { return Limits{MaxBytes: 2 << 30} },
 			api: func(o Options) api {
-				return &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project}
+				return &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project, speakers: o.Speakers}
 			},
 		},
 		{
 			Name: "assemblyai", About: "AssemblyAI: upload, transcript job, polls",
 			DefaultModel: "universal-3-pro", KeyEnv: "ASSEMBLYAI_API_KEY", BaseURL: "https://api.assemblyai.com", Billing: perSecond,
-			Prices:  map[string]ledger.Amount{"universal-3-pro": 3500, "universal-2": 2500},
-			Records: "the job by its id, else every page of the transcript list since the request was sent, by the upload",
-			limits:  func(string) Limits { return Limits{MaxBytes: 2200 << 20} },
+			Prices:   map[string]ledger.Amount{"universal-3-pro": 3500, "universal-2": 2500},
+			Records:  "the job by its id, else every page of the transcript list since the request was sent, by the upload",
+			Speakers: "speaker_labels, with speakers_expected for a count",
+			limits:   func(string) Limits { return Limits{MaxBytes: 2200 << 20} },
 			api: func(o Options) api {
-				return &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery}
+				return &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery, speakers: o.Speakers}
 			},
 		},
 	}
@@ -180,6 +185,26 @@ func selfHosted(name, about, model, baseURL string, d openAIDialect) Registratio
 		Records: "none: a self-hosted server charges nothing",
 		limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 		api:     openAICompatible(name, d)}
+}
+
+// CheckSpeakers refuses speakers (see Options.Speakers) that the provider
+// cannot label, naming those that can.
+func (r Registration) CheckSpeakers(speakers int) error {
+	if speakers != 0 && r.Speakers == "" {
+		return fmt.Errorf("provider %s labels no speakers: give --speakers with %s, or leave it out", r.Name, strings.Join(speakerNames(), " or "))
+	}
+	return nil
+}
+
+// speakerNames are the providers that label speakers.
+func speakerNames() []string {
+	var names []string
+	for _, r := range registrations() {
+		if r.Speakers != "" {
+			names = append(names, r.Name)
+		}
+	}
+	return names
 }
 
 // Registered returns every provider's registration, in the order the help

@@ -9,23 +9,28 @@ import (
 type word struct {
 	text       string
 	start, end time.Duration
+	speaker    string
 }
 
-// sentences groups words into segments that end at a sentence or after
-// about 10 s.
+// sentences groups words into segments that end at a sentence, after
+// about 10 s, or where another speaker starts.
 func sentences(words []word) []Segment {
 	var segs []Segment
 	var texts []string
 	var start, last time.Duration
+	var speaker string
 	flush := func() {
 		if len(texts) > 0 {
-			segs = append(segs, Segment{Start: start, End: last, Text: strings.Join(texts, " ")})
+			segs = append(segs, Segment{Start: start, End: last, Text: strings.Join(texts, " "), Speaker: speaker})
 		}
 		texts = nil
 	}
 	for _, w := range words {
+		if len(texts) > 0 && w.speaker != speaker {
+			flush()
+		}
 		if len(texts) == 0 {
-			start = w.start
+			start, speaker = w.start, w.speaker
 		}
 		texts = append(texts, w.text)
 		last = w.end

@@ -53,12 +53,15 @@ func (r Rules) Check() error {
 type Segment struct {
 	Start, End time.Duration
 	Text       string
+	// Speaker, if known, labels who speaks.
+	Speaker string
 }
 
-// Cue is what is on screen from Start to End.
+// Cue is what is on screen from Start to End; Speaker is its segment's.
 type Cue struct {
 	Start, End time.Duration
 	Lines      []string
+	Speaker    string
 }
 
 // word is a word with the time it is said.
@@ -80,7 +83,7 @@ func Cues(segments []Segment, r Rules) []Cue {
 			// provider left inside a segment) leaves the screen empty
 			// for the rest of it.
 			end := min(words[n-1].end, words[0].start+r.MaxDuration)
-			cue := Cue{Start: words[0].start, End: end, Lines: wrap(words[:n], r.LineChars)}
+			cue := Cue{Start: words[0].start, End: end, Lines: wrap(words[:n], r.LineChars), Speaker: s.Speaker}
 			cues = append(cues, cue)
 			words = words[n:]
 		}

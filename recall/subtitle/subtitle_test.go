@@ -59,7 +59,7 @@ func TestCuesKeepTheRules(t *testing.T) {
 }
 
 func TestTwoLinesAreBalanced(t *testing.T) {
-	words := timedWords(Segment{0, 4 * time.Second, "one two three four five six seven eight nine ten eleven twelve"})
+	words := timedWords(Segment{Start: 0, End: 4 * time.Second, Text: "one two three four five six seven eight nine ten eleven twelve"})
 	lines := wrap(words, 42)
 	if len(lines) != 2 || diff(lines[0], lines[1]) > 6 {
 		t.Errorf("lines %q: want two of similar length", lines)
@@ -68,7 +68,7 @@ func TestTwoLinesAreBalanced(t *testing.T) {
 
 func TestAWordLongerThanALineIsWhole(t *testing.T) {
 	long := strings.Repeat("x", 60)
-	segments := []Segment{{0, 3 * time.Second, "a " + long + " b"}}
+	segments := []Segment{{Start: 0, End: 3 * time.Second, Text: "a " + long + " b"}}
 	cues := Cues(segments, Default)
 	check(t, segments, cues, Default)
 	found := false
@@ -86,9 +86,9 @@ func TestAWordLongerThanALineIsWhole(t *testing.T) {
 // read than it was said in stays on until the next cue, never over it.
 func TestFastSpeechStaysLongerOnScreen(t *testing.T) {
 	segments := []Segment{
-		{0, 500 * time.Millisecond, "Nobody knows whether they were charged."},
-		{1500 * time.Millisecond, 1800 * time.Millisecond, "So both are ambiguous."},
-		{9 * time.Second, 10 * time.Second, "Later."},
+		{Start: 0, End: 500 * time.Millisecond, Text: "Nobody knows whether they were charged."},
+		{Start: 1500 * time.Millisecond, End: 1800 * time.Millisecond, Text: "So both are ambiguous."},
+		{Start: 9 * time.Second, End: 10 * time.Second, Text: "Later."},
 	}
 	cues := Cues(segments, Default)
 	check(t, segments, cues, Default)
@@ -137,7 +137,7 @@ func TestRandomTranscripts(t *testing.T) {
 			}
 			at += time.Duration(rng.IntN(2000)) * time.Millisecond
 			d := time.Duration(300+rng.IntN(20000)) * time.Millisecond
-			segments = append(segments, Segment{at, at + d, strings.Join(words, " ")})
+			segments = append(segments, Segment{Start: at, End: at + d, Text: strings.Join(words, " ")})
 			at += d
 		}
 		cues := Cues(segments, r)
