@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -79,7 +80,7 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 	}
 	discover(paths, func(c candidate) { cands <- c }, func(p problem) {
 		record(func(r *AddReport) {
-			r.Problems = append(r.Problems, Problem{Path: p.path, State: StateRejected, Phase: "discover", Error: p.err.Error()})
+			r.Problems = append(r.Problems, Problem{Path: p.path, State: recording.Rejected, Phase: "discover", Error: p.err.Error()})
 		})
 	})
 	close(cands)
@@ -114,12 +115,12 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		record(func(r *AddReport) { r.Skipped++ })
 		return
 	}
-	res := fileResult{path: c.path, shown: c.shown, state: StateAdded}
+	res := fileResult{path: c.path, shown: c.shown, state: recording.Added}
 	// A file that cannot be opened is not "not media": say why, as a
 	// failure that a fix of its permissions and retry-failed repair.
 	f, err := os.Open(c.path)
 	if err != nil {
-		res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "read", describeOpenError(c.path, err).Error()
 		a.report(ctx, batch, res, record)
 		return
 	}
@@ -133,20 +134,20 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		}
 		res.info, res.probed = info, true
 	case errors.Is(err, media.ErrNotInstalled):
-		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "probe", err.Error()
 	case errors.Is(err, media.ErrNotMedia) || errors.Is(err, media.ErrNoAudio):
 		if !c.expected {
 			record(func(r *AddReport) { r.Skipped++ })
 			return
 		}
-		res.state, res.phase, res.errorMsg = StateRejected, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Rejected, "probe", err.Error()
 	default:
-		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "probe", err.Error()
 	}
-	if res.state != StateRejected {
+	if res.state != recording.Rejected {
 		res.sha256, res.size, err = HashFile(c.path)
 		if err != nil {
-			res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+			res.state, res.phase, res.errorMsg = recording.Failed, "read", describeOpenError(c.path, err).Error()
 		}
 	}
 	a.report(ctx, batch, res, record)
@@ -158,8 +159,8 @@ func (a *Archive) report(ctx context.Context, batch string, res fileResult, reco
 	record(func(r *AddReport) {
 		switch {
 		case err != nil:
-			r.Problems = append(r.Problems, Problem{Path: res.display(), State: StateFailed, Phase: "record", Error: err.Error()})
-		case res.state != StateAdded:
+			r.Problems = append(r.Problems, Problem{Path: res.display(), State: recording.Failed, Phase: "record", Error: err.Error()})
+		case res.state != recording.Added:
 			r.Problems = append(r.Problems, Problem{Path: res.display(), State: res.state, Phase: res.phase, Error: res.errorMsg})
 		case unchanged:
 			r.Unchanged++

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // ErrBudgetConflict reports a run asked for a budget other than the one
@@ -101,7 +101,7 @@ type Refusal struct {
 }
 
 // refusals lists the batch's recordings that its budget refused, by path.
-func (a *Archive) refusals(ctx context.Context, batch string, progress map[string]store.Progress) ([]Refusal, error) {
+func (a *Archive) refusals(ctx context.Context, batch string, progress map[string]recording.Progress) ([]Refusal, error) {
 	rs, err := a.store.Refusals(ctx, batch)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (a *Archive) refusals(ctx context.Context, batch string, progress map[strin
 	out := []Refusal{}
 	at := map[string]int{}
 	for _, r := range rs {
-		if progress[r.SHA256] != store.RefusedByBudget {
+		if progress[r.SHA256] != recording.RefusedByBudget {
 			continue
 		}
 		i, ok := at[r.SHA256]
