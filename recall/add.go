@@ -47,7 +47,7 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 		return rep, err
 	}
 	if len(paths) == 0 {
-		return rep, errors.New("recall: add needs at least one path")
+		return rep, errors.New("add needs at least one path")
 	}
 	if err := a.store.AddBatch(ctx, batch); err != nil {
 		return rep, err

@@ -95,7 +95,7 @@ type Problem struct {
 // in a file name.
 func checkBatchName(name string) error {
 	if name == "" || len(name) > 100 || strings.ContainsAny(name, "/\\\x00\n\r\t") || strings.TrimSpace(name) != name {
-		return fmt.Errorf("recall: batch name %q: use 1 to 100 characters, without slashes, control characters or surrounding spaces", name)
+		return fmt.Errorf("batch name %q: use 1 to 100 characters, without slashes, control characters or surrounding spaces", name)
 	}
 	return nil
 }

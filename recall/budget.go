@@ -12,7 +12,7 @@ import (
 
 // ErrBudgetConflict reports a run asked for a budget other than the one
 // the batch has: a budget changes only by [Archive.SetBudget], on purpose.
-var ErrBudgetConflict = errors.New("recall: the batch has another budget")
+var ErrBudgetConflict = errors.New("the batch has another budget")
 
 // BudgetChange is a recorded change of a batch's budget, in micro-dollars;
 // 0 is no budget.
@@ -41,7 +41,7 @@ type Budget struct {
 // and how (the command), unless the budget already was amount.
 func (a *Archive) SetBudget(ctx context.Context, batch string, amount ledger.Amount, by, how string) (BudgetChange, error) {
 	if amount < 0 {
-		return BudgetChange{}, fmt.Errorf("recall: budget %d is negative", amount)
+		return BudgetChange{}, fmt.Errorf("budget %d is negative", amount)
 	}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return BudgetChange{}, err

@@ -17,7 +17,7 @@ import (
 func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string, sandbox bool) (int, error) {
 	for _, f := range formats {
 		if !slices.Contains(Formats, f) {
-			return 0, fmt.Errorf("recall: unknown format %q: use %s", f, strings.Join(Formats, ", "))
+			return 0, fmt.Errorf("unknown format %q: use %s", f, strings.Join(Formats, ", "))
 		}
 	}
 	if err := a.checkBatch(ctx, batch); err != nil {

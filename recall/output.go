@@ -15,7 +15,7 @@ import (
 )
 
 // errIncomplete reports a content whose chunks are not all transcribed.
-var errIncomplete = errors.New("recall: the transcript is not complete")
+var errIncomplete = errors.New("the transcript is not complete")
 
 // Formats are the transcript formats recall-archive writes.
 var Formats = []string{"txt", "srt", "vtt", "json"}

@@ -46,7 +46,7 @@ func (a *Archive) Resolve(ctx context.Context, key string, d Decision) (journal.
 // which keeps the timestamps, or plain text, which has none.
 func ParseTranscript(data []byte) (*recording.Transcript, error) {
 	if !utf8.Valid(data) {
-		return nil, errors.New("recall: the transcript is not UTF-8 text: give plain text, or the provider's JSON")
+		return nil, errors.New("the transcript is not UTF-8 text: give plain text, or the provider's JSON")
 	}
 	t, err := provider.ParseVerboseJSON(data)
 	if err != nil || t.Text == "" {
@@ -54,7 +54,7 @@ func ParseTranscript(data []byte) (*recording.Transcript, error) {
 		t.Segments = []recording.Segment{{Text: t.Text}}
 	}
 	if t.Text == "" {
-		return nil, errors.New("recall: the transcript is empty: give the text the provider returned, or resolve without one")
+		return nil, errors.New("the transcript is empty: give the text the provider returned, or resolve without one")
 	}
 	return &t, nil
 }

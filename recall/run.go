@@ -233,7 +233,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		rep, err = a.runReport(context.WithoutCancel(outer), batch, who)
 	}
 	if err != nil {
-		err = fmt.Errorf("recall: counting the batch's recordings after the run (%s): %w", words(err), err)
+		err = fmt.Errorf("counting the batch's recordings after the run (%s): %w", words(err), err)
 	}
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
@@ -251,10 +251,10 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 // runDefaults fills the options Run defaults, and makes its directories.
 func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	if opts.Provider == nil {
-		return opts, errors.New("recall: run needs a provider")
+		return opts, errors.New("run needs a provider")
 	}
 	if t, lease := opts.Provider.Timeout(), a.store.SendLease(); t > lease-lease/100 {
-		return opts, fmt.Errorf("recall: the provider's timeout (%s) outlives the lease a request is sent under (%s): a request must be over before its lease runs out; open the archive with a longer lease (Options.SendLease), or give the provider a shorter timeout", t, lease)
+		return opts, fmt.Errorf("the provider's timeout (%s) outlives the lease a request is sent under (%s): a request must be over before its lease runs out; open the archive with a longer lease (Options.SendLease), or give the provider a shorter timeout", t, lease)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -265,12 +265,12 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	if opts.CacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return opts, fmt.Errorf("recall: no cache directory for audio proxies: %w", err)
+			return opts, fmt.Errorf("no cache directory for audio proxies: %w", err)
 		}
 		opts.CacheDir = filepath.Join(dir, "recall-archive")
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
-		return opts, fmt.Errorf("recall: cache directory: %w", err)
+		return opts, fmt.Errorf("cannot make the cache directory: %w", err)
 	}
 	if opts.Outbox == "" {
 		opts.Outbox = filepath.Join(opts.CacheDir, "outbox")
@@ -280,11 +280,11 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	// What killed runs were writing is of no use: their partial files go,
 	// those that other runs are writing stay.
 	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
-		return opts, fmt.Errorf("recall: cleaning the cache directory %s: %w", opts.CacheDir, err)
+		return opts, fmt.Errorf("cleaning the cache directory %s: %w", opts.CacheDir, err)
 	}
 	if opts.Out != "" {
 		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-			return opts, fmt.Errorf("recall: output directory: %w", err)
+			return opts, fmt.Errorf("cannot make the output directory: %w", err)
 		}
 	}
 	return opts, nil

@@ -39,7 +39,7 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
 	words := strings.Fields(query)
 	if len(words) == 0 {
-		return nil, errors.New("recall: search for at least one word")
+		return nil, errors.New("search for at least one word")
 	}
 	if limit <= 0 {
 		limit = 50

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrNoBatch reports a batch name that was never added to.
-var ErrNoBatch = errors.New("recall: no such batch")
+var ErrNoBatch = errors.New("no such batch")
 
 // checkBatch returns an error wrapping ErrNoBatch unless batch was added
 // to.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -59,7 +58,7 @@ func readTranscript(path string) (*recording.Transcript, error) {
 	}
 	t, err := recall.ParseTranscript(data)
 	if err != nil {
-		return nil, fmt.Errorf("--transcript %s: %s", path, strings.TrimPrefix(err.Error(), "recall: "))
+		return nil, fmt.Errorf("--transcript %s: %w", path, err)
 	}
 	return t, nil
 }
