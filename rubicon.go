@@ -74,7 +74,6 @@ type Error struct {
 // its effect, why it stopped, and the cause.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("rubicon: ")
 	b.WriteString(e.Method)
 	b.WriteByte(' ')
 	b.WriteString(e.URL)

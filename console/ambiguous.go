@@ -276,7 +276,7 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, journal.ErrIllegalTransition) {
 			status = http.StatusConflict
 		}
-		d.Problem = strings.TrimPrefix(err.Error(), "journal: ")
+		d.Problem = err.Error()
 		s.showOperation(w, r, status, d, key)
 		return
 	}

@@ -28,7 +28,7 @@ type AuditReader interface {
 
 // ErrNoAuditLog is returned by [Journal.Audit] when the store cannot read
 // the audit log across operations.
-var ErrNoAuditLog = errors.New("journal: this store reads the audit log one operation at a time only")
+var ErrNoAuditLog = errors.New("this store reads the audit log one operation at a time only")
 
 // Audit returns the entries of the audit log that f selects, newest first:
 // who moved which operation from which state to which, when and why.

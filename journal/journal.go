@@ -139,7 +139,7 @@ type Entry struct {
 func (op Operation) Fence(parent context.Context) (context.Context, context.CancelFunc) {
 	if op.Deadline.IsZero() {
 		ctx, cancel := context.WithCancelCause(parent)
-		cancel(fmt.Errorf("journal: operation %q has no sending deadline in this process: send only what Send, SendTx or Start returned", op.Key))
+		cancel(fmt.Errorf("operation %q has no sending deadline in this process: send only what Send, SendTx or Start returned", op.Key))
 		return ctx, func() { cancel(nil) }
 	}
 	return context.WithDeadlineCause(parent, op.Deadline, &FenceError{Key: op.Key, Deadline: op.Deadline})
@@ -155,7 +155,7 @@ type FenceError struct {
 
 // Error names the operation.
 func (e *FenceError) Error() string {
-	return fmt.Sprintf("journal: the lease that operation %q was sent under ran out: nothing more of its request may be sent", e.Key)
+	return fmt.Sprintf("the lease that operation %q was sent under ran out: nothing more of its request may be sent", e.Key)
 }
 
 // Is makes errors.Is(err, context.DeadlineExceeded) true, as for any
@@ -180,15 +180,15 @@ type Resolution struct {
 // Errors the journal returns. Use errors.Is; the concrete errors say which
 // operation and which states were involved.
 var (
-	ErrNotFound          = errors.New("journal: no such operation")
-	ErrIllegalTransition = errors.New("journal: illegal transition")
-	ErrLeaseLost         = errors.New("journal: lease not held")
-	ErrKeyConflict       = errors.New("journal: key already used for another operation")
+	ErrNotFound          = errors.New("no such operation in the journal")
+	ErrIllegalTransition = errors.New("illegal transition of a journal operation")
+	ErrLeaseLost         = errors.New("the lease on the journal operation is not held")
+	ErrKeyConflict       = errors.New("the key is already used for another operation in the journal")
 )
 
 // ErrCorrupt is matched by the errors that report an operation a store
 // holds but cannot read back; see [CorruptError].
-var ErrCorrupt = errors.New("journal: a stored operation cannot be read")
+var ErrCorrupt = errors.New("an operation stored in the journal cannot be read")
 
 // CorruptError reports an operation that a store holds but cannot read back
 // in full: its stored evidence or resolution was damaged outside the
@@ -203,7 +203,7 @@ type CorruptError struct {
 
 // Error names the operation, the part and the cause.
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("journal: operation %q: its stored %s cannot be read (%v): repair it in the store", e.Key, e.Part, e.Err)
+	return fmt.Sprintf("journal operation %q: its stored %s cannot be read (%v): repair it in the store", e.Key, e.Part, e.Err)
 }
 
 // Unwrap returns the cause.
@@ -241,7 +241,7 @@ type NotFoundError struct{ Key string }
 
 // Error names the key.
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("journal: no operation with key %q", e.Key)
+	return fmt.Sprintf("no operation with key %q in the journal", e.Key)
 }
 
 // Is makes errors.Is(err, ErrNotFound) true.
@@ -262,7 +262,7 @@ type TransitionError struct {
 
 // Error names the operation, the states and why.
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("journal: operation %q cannot go from %s to %s: %s", e.Key, e.From, e.To, e.Why)
+	return fmt.Sprintf("operation %q cannot go from %s to %s: %s", e.Key, e.From, e.To, e.Why)
 }
 
 // Is makes errors.Is(err, ErrIllegalTransition) true.
@@ -284,13 +284,13 @@ type LeaseError struct {
 func (e *LeaseError) Error() string {
 	switch {
 	case e.Holder != "" && e.Holder != e.Worker:
-		return fmt.Sprintf("journal: worker %q does not hold operation %q: %q does", e.Worker, e.Key, e.Holder)
+		return fmt.Sprintf("worker %q does not hold operation %q: %q does", e.Worker, e.Key, e.Holder)
 	case e.Elsewhere:
-		return fmt.Sprintf("journal: worker %q does not hold operation %q: another process (or journal) under the same name does; give each process a name of its own (journal.ProcessWorker)", e.Worker, e.Key)
+		return fmt.Sprintf("worker %q does not hold operation %q: another process (or journal) under the same name does; give each process a name of its own (journal.ProcessWorker)", e.Worker, e.Key)
 	case !e.Expired.IsZero():
-		return fmt.Sprintf("journal: worker %q's lease on operation %q ran out at %s", e.Worker, e.Key, e.Expired.UTC().Format(time.RFC3339Nano))
+		return fmt.Sprintf("worker %q's lease on operation %q ran out at %s", e.Worker, e.Key, e.Expired.UTC().Format(time.RFC3339Nano))
 	}
-	return fmt.Sprintf("journal: worker %q holds no lease on operation %q: claim it first", e.Worker, e.Key)
+	return fmt.Sprintf("worker %q holds no lease on operation %q: claim it first", e.Worker, e.Key)
 }
 
 // Is makes errors.Is(err, ErrLeaseLost) true.

@@ -28,9 +28,9 @@ type RenewError struct {
 func (e *RenewError) Error() string {
 	keys := strings.Join(e.Keys, ", ")
 	if e.Lost {
-		return fmt.Sprintf("journal: worker %q could not renew its lease on %s (%d tries failed, the last: %v): the lease may have run out, so nothing more is sent under it", e.Worker, keys, e.Failures, e.Err)
+		return fmt.Sprintf("worker %q could not renew its lease on %s (%d tries failed, the last: %v): the lease may have run out, so nothing more is sent under it", e.Worker, keys, e.Failures, e.Err)
 	}
-	return fmt.Sprintf("journal: renewing worker %q's lease on %s failed %d times (the last: %v), and was tried again in time", e.Worker, keys, e.Failures, e.Err)
+	return fmt.Sprintf("renewing worker %q's lease on %s failed %d times (the last: %v), and was tried again in time", e.Worker, keys, e.Failures, e.Err)
 }
 
 // Unwrap returns the last failure.

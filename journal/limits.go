@@ -34,7 +34,7 @@ const (
 
 // ErrInvalid is wrapped by the errors that refuse input breaking the
 // journal's limits.
-var ErrInvalid = errors.New("journal: invalid input")
+var ErrInvalid = errors.New("invalid input to the journal")
 
 // invalid wraps a message about bad input.
 func invalid(err error) error {

@@ -703,10 +703,10 @@ func (j *Journal) Resolve(ctx context.Context, key string, res Resolution) (op O
 // the settlement or release of the operation's budget hold.
 func (j *Journal) ResolveTx(ctx context.Context, tx Tx, key string, res Resolution) (Operation, error) {
 	if res.To != Applied && res.To != NotApplied {
-		return Operation{}, fmt.Errorf("journal: resolve %q: the outcome must be %s or %s, not %q", key, Applied, NotApplied, res.To)
+		return Operation{}, fmt.Errorf("resolving operation %q: the outcome must be %s or %s, not %q", key, Applied, NotApplied, res.To)
 	}
 	if strings.TrimSpace(res.By) == "" || strings.TrimSpace(res.Note) == "" {
-		return Operation{}, fmt.Errorf("journal: resolve %q: say who decided (By) and why (Note)", key)
+		return Operation{}, fmt.Errorf("resolving operation %q: say who decided (By) and why (Note)", key)
 	}
 	if err := checkResolution(key, res); err != nil {
 		return Operation{}, err

@@ -12,15 +12,15 @@ import (
 // exponents and values too large for an Amount, rather than rounding.
 func ParseDecimal(s string, scale int) (Amount, error) {
 	if scale < 0 || scale > 18 {
-		return 0, fmt.Errorf("ledger: scale %d is outside 0 to 18", scale)
+		return 0, fmt.Errorf("the scale %d of an amount is outside 0 to 18", scale)
 	}
 	t := strings.TrimSpace(s)
 	whole, frac, hasDot := strings.Cut(t, ".")
 	if whole == "" && (!hasDot || frac == "") || !digits(whole) || !digits(frac) {
-		return 0, fmt.Errorf("ledger: %q is not a decimal amount such as 12.50", s)
+		return 0, fmt.Errorf("%q is not a decimal amount such as 12.50", s)
 	}
 	if len(frac) > scale {
-		return 0, fmt.Errorf("ledger: %q has more than %d decimal places", s, scale)
+		return 0, fmt.Errorf("%q has more than %d decimal places", s, scale)
 	}
 	frac += strings.Repeat("0", scale-len(frac))
 	all := strings.TrimLeft(whole+frac, "0")
@@ -29,7 +29,7 @@ func ParseDecimal(s string, scale int) (Amount, error) {
 	}
 	n, err := strconv.ParseInt(all, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("ledger: %q is too large for an amount", s)
+		return 0, fmt.Errorf("%q is too large for an amount", s)
 	}
 	return Amount(n), nil
 }

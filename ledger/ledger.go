@@ -91,11 +91,11 @@ type Totals struct {
 
 // Errors the ledger returns; use errors.Is.
 var (
-	ErrNoAccount         = errors.New("ledger: no such account")
-	ErrNoHold            = errors.New("ledger: no such hold")
-	ErrInsufficientFunds = errors.New("ledger: the hold does not fit the budget")
-	ErrHoldClosed        = errors.New("ledger: the hold is no longer held")
-	ErrHoldConflict      = errors.New("ledger: hold id already used for another hold")
+	ErrNoAccount         = errors.New("no such account in the ledger")
+	ErrNoHold            = errors.New("no such hold in the ledger")
+	ErrInsufficientFunds = errors.New("the hold does not fit the budget")
+	ErrHoldClosed        = errors.New("the hold is no longer held")
+	ErrHoldConflict      = errors.New("the hold id is already used for another hold")
 )
 
 // InsufficientError reports a refused hold.
@@ -107,7 +107,7 @@ type InsufficientError struct {
 
 // Error names the account, the amount and what is available.
 func (e *InsufficientError) Error() string {
-	return fmt.Sprintf("ledger: a hold of %d on account %q does not fit: %d available", e.Amount, e.Account, e.Available)
+	return fmt.Sprintf("a hold of %d on account %q does not fit: %d available", e.Amount, e.Account, e.Available)
 }
 
 // Is makes errors.Is(err, ErrInsufficientFunds) true.
@@ -183,7 +183,7 @@ func (l *Ledger) OpenTx(ctx context.Context, tx Tx, name, unit string, limit Amo
 		return Account{}, invalid(fmt.Errorf("account %q: %w", name, err))
 	}
 	if limit < 0 {
-		return Account{}, fmt.Errorf("ledger: account %q: the limit %d is negative", name, limit)
+		return Account{}, fmt.Errorf("account %q: the limit %d is negative", name, limit)
 	}
 	return tx.PutAccount(ctx, name, unit, limit)
 }
@@ -265,7 +265,7 @@ func (l *Ledger) HoldTx(ctx context.Context, tx Tx, req HoldRequest) (Hold, erro
 		return Hold{}, invalid(fmt.Errorf("hold %q: %w", req.ID, err))
 	}
 	if req.Amount < 0 {
-		return Hold{}, fmt.Errorf("ledger: hold %q: the amount %d is negative", req.ID, req.Amount)
+		return Hold{}, fmt.Errorf("hold %q: the amount %d is negative", req.ID, req.Amount)
 	}
 	existing, err := tx.LockHold(ctx, req.ID)
 	switch {
@@ -322,7 +322,7 @@ func (l *Ledger) SettleTx(ctx context.Context, tx Tx, id string, actual Amount) 
 		return Hold{}, err
 	}
 	if actual < 0 {
-		return Hold{}, fmt.Errorf("ledger: settle %q: the actual amount %d is negative", id, actual)
+		return Hold{}, fmt.Errorf("settling hold %q: the actual amount %d is negative", id, actual)
 	}
 	h, err := tx.LockHold(ctx, id)
 	if err != nil {

@@ -30,10 +30,10 @@ const MaxAmount Amount = math.MaxInt64
 var (
 	// ErrInvalid is wrapped by the errors that refuse input breaking the
 	// ledger's limits.
-	ErrInvalid = errors.New("ledger: invalid input")
+	ErrInvalid = errors.New("invalid input to the ledger")
 	// ErrOverflow is wrapped by the errors that refuse an amount an account
 	// could not count.
-	ErrOverflow = errors.New("ledger: amount too large")
+	ErrOverflow = errors.New("the amount is too large for the ledger")
 )
 
 func invalid(err error) error {
@@ -77,7 +77,7 @@ type OverflowError struct {
 
 // Error names the account, the hold and the amounts.
 func (e *OverflowError) Error() string {
-	return fmt.Sprintf("ledger: settling hold %q at %d would take account %q (held %d, spent %d) past the largest amount it can count (%d): check the amount",
+	return fmt.Sprintf("settling hold %q at %d would take account %q (held %d, spent %d) past the largest amount it can count (%d): check the amount",
 		e.Hold, e.Amount, e.Account, e.Held, e.Spent, MaxAmount)
 }
 

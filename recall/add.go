@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -61,7 +62,7 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 		return rep, err
 	}
 	if len(paths) == 0 {
-		return rep, errors.New("recall: add needs at least one path")
+		return rep, errors.New("add needs at least one path")
 	}
 	if err := a.store.AddBatch(ctx, batch); err != nil {
 		return rep, err
@@ -103,7 +104,7 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 		cands <- c
 	}, func(p problem) {
 		record(func(r *AddReport) {
-			r.Problems = append(r.Problems, Problem{Path: p.path, State: StateRejected, Phase: "discover", Error: p.err.Error()})
+			r.Problems = append(r.Problems, Problem{Path: p.path, State: recording.Rejected, Phase: "discover", Error: p.err.Error()})
 		})
 	})
 	close(cands)
@@ -138,12 +139,12 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		record(func(r *AddReport) { r.Skipped++ })
 		return
 	}
-	res := fileResult{path: c.path, shown: c.shown, state: StateAdded}
+	res := fileResult{path: c.path, shown: c.shown, state: recording.Added}
 	// A file that cannot be opened is not "not media": say why, as a
 	// failure that a fix of its permissions and retry-failed repair.
 	f, err := os.Open(c.path)
 	if err != nil {
-		res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "read", describeOpenError(c.path, err).Error()
 		a.report(ctx, batch, res, record)
 		return
 	}
@@ -158,21 +159,21 @@ func (a *Archive) addOne(ctx context.Context, batch string, c candidate, record 
 		}
 		res.info, res.probed = info, true
 	case errors.Is(err, media.ErrNotInstalled):
-		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "probe", err.Error()
 	case errors.Is(err, media.ErrNotMedia) || errors.Is(err, media.ErrNoAudio):
 		if !c.expected {
 			record(func(r *AddReport) { r.Skipped++ })
 			return
 		}
-		res.state, res.phase, res.errorMsg = StateRejected, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Rejected, "probe", err.Error()
 	default:
-		res.state, res.phase, res.errorMsg = StateFailed, "probe", err.Error()
+		res.state, res.phase, res.errorMsg = recording.Failed, "probe", err.Error()
 	}
-	if res.state != StateRejected {
+	if res.state != recording.Rejected {
 		res.sha256, res.size, err = hashCounting(c.path, &progress.Bytes)
 		progress.Hashed.Add(1)
 		if err != nil {
-			res.state, res.phase, res.errorMsg = StateFailed, "read", describeOpenError(c.path, err).Error()
+			res.state, res.phase, res.errorMsg = recording.Failed, "read", describeOpenError(c.path, err).Error()
 		}
 	}
 	a.report(ctx, batch, res, record)
@@ -184,8 +185,8 @@ func (a *Archive) report(ctx context.Context, batch string, res fileResult, reco
 	record(func(r *AddReport) {
 		switch {
 		case err != nil:
-			r.Problems = append(r.Problems, Problem{Path: res.display(), State: StateFailed, Phase: "record", Error: err.Error()})
-		case res.state != StateAdded:
+			r.Problems = append(r.Problems, Problem{Path: res.display(), State: recording.Failed, Phase: "record", Error: err.Error()})
+		case res.state != recording.Added:
 			r.Problems = append(r.Problems, Problem{Path: res.display(), State: res.state, Phase: res.phase, Error: res.errorMsg})
 		case unchanged:
 			r.Unchanged++

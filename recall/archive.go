@@ -95,23 +95,6 @@ const LeaseMargin = 30 * time.Second
 // Close closes the archive.
 func (a *Archive) Close() error { return a.store.Close() }
 
-// The states of a file in a batch.
-const (
-	// StateAdded: a media file, hashed, waiting to be transcribed.
-	StateAdded = store.Added
-	// StateFailed: a failure before any paid request that may go away
-	// (ffmpeg missing, a file that could not be read); safe to retry.
-	StateFailed = store.Failed
-	// StateRejected: not something that can be transcribed (not media, no
-	// audio track); retrying will not change it.
-	StateRejected = store.Rejected
-)
-
-// Transcriber is a provider's model: what makes a transcript. A recording
-// is transcribed once by each transcriber asked for it, and a run with
-// another transcribes again what that one has not.
-type Transcriber = store.Transcriber
-
 // Problem is a path that could not be used, and why.
 type Problem struct {
 	Path  string `json:"path"`
@@ -124,7 +107,7 @@ type Problem struct {
 // in a file name.
 func checkBatchName(name string) error {
 	if name == "" || len(name) > 100 || strings.ContainsAny(name, "/\\\x00\n\r\t") || strings.TrimSpace(name) != name {
-		return fmt.Errorf("recall: batch name %q: use 1 to 100 characters, without slashes, control characters or surrounding spaces", name)
+		return fmt.Errorf("batch name %q: use 1 to 100 characters, without slashes, control characters or surrounding spaces", name)
 	}
 	return nil
 }

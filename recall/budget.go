@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // ErrBudgetConflict reports a run asked for a budget other than the one
 // the batch has: a budget changes only by [Archive.SetBudget], on purpose.
-var ErrBudgetConflict = errors.New("recall: the batch has another budget")
+var ErrBudgetConflict = errors.New("the batch has another budget")
 
 // BudgetChange is a recorded change of a batch's budget, in micro-dollars;
 // 0 is no budget.
@@ -41,7 +41,7 @@ type Budget struct {
 // and how (the command), unless the budget already was amount.
 func (a *Archive) SetBudget(ctx context.Context, batch string, amount ledger.Amount, by, how string) (BudgetChange, error) {
 	if amount < 0 {
-		return BudgetChange{}, fmt.Errorf("recall: budget %d is negative", amount)
+		return BudgetChange{}, fmt.Errorf("budget %d is negative", amount)
 	}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return BudgetChange{}, err
@@ -101,7 +101,7 @@ type Refusal struct {
 }
 
 // refusals lists the batch's recordings that its budget refused, by path.
-func (a *Archive) refusals(ctx context.Context, batch string, progress map[string]store.Progress) ([]Refusal, error) {
+func (a *Archive) refusals(ctx context.Context, batch string, progress map[string]recording.Progress) ([]Refusal, error) {
 	rs, err := a.store.Refusals(ctx, batch)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (a *Archive) refusals(ctx context.Context, batch string, progress map[strin
 	out := []Refusal{}
 	at := map[string]int{}
 	for _, r := range rs {
-		if progress[r.SHA256] != store.RefusedByBudget {
+		if progress[r.SHA256] != recording.RefusedByBudget {
 			continue
 		}
 		i, ok := at[r.SHA256]

@@ -8,7 +8,7 @@ import (
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
-	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // Pricing is what a batch is priced at: a provider's model, its price and
@@ -27,7 +27,7 @@ type Pricing struct {
 // Estimate is what a batch costs with a provider's model.
 type Estimate struct {
 	Batch string `json:"batch"`
-	Transcriber
+	recording.Transcriber
 	Contents int           `json:"contents"`
 	Duration time.Duration `json:"-"` // duration_seconds in JSON
 	Cost     ledger.Amount `json:"cost_micro_usd"`
@@ -56,7 +56,7 @@ func (est Estimate) MarshalJSON() ([]byte, error) {
 // each chunk billed as the provider rounds it. A budget of the estimate's
 // Cost pays for the whole batch.
 func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estimate, error) {
-	who := Transcriber{Provider: p.Provider, Model: p.Model}
+	who := recording.Transcriber{Provider: p.Provider, Model: p.Model}
 	est := Estimate{Batch: batch, Transcriber: who}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return est, err
@@ -90,7 +90,7 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		est.Contents++
 		est.Duration += c.Duration
 		est.Cost += cost
-		if progress[c.SHA256] != store.Done {
+		if progress[c.SHA256] != recording.Done {
 			est.RemainingContents++
 			est.Remaining += c.Duration
 			est.RemainingCost += cost

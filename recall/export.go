@@ -3,11 +3,10 @@ package recall
 import (
 	"context"
 	"fmt"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // Export writes the transcripts of the batch's transcribed contents to
@@ -18,7 +17,7 @@ import (
 func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string, sandbox bool) (int, error) {
 	for _, f := range formats {
 		if !slices.Contains(Formats, f) {
-			return 0, fmt.Errorf("recall: unknown format %q: use %s", f, strings.Join(Formats, ", "))
+			return 0, fmt.Errorf("unknown format %q: use %s", f, strings.Join(Formats, ", "))
 		}
 	}
 	if err := a.checkBatch(ctx, batch); err != nil {
@@ -50,18 +49,18 @@ func (a *Archive) Export(ctx context.Context, batch, dir string, formats []strin
 
 // transcribed returns who made the content's transcript that counts: the
 // latest whole one by a real provider, else, with sandbox, the sandbox's.
-func (a *Archive) transcribed(ctx context.Context, sha string, sandbox bool) (Transcriber, bool, error) {
+func (a *Archive) transcribed(ctx context.Context, sha string, sandbox bool) (recording.Transcriber, bool, error) {
 	whole, err := a.store.Transcribers(ctx, sha)
 	if err != nil {
-		return Transcriber{}, false, err
+		return recording.Transcriber{}, false, err
 	}
 	for _, who := range whole {
-		if who.Provider != store.Sandbox {
+		if who.Provider != recording.Sandbox {
 			return who, true, nil
 		}
 	}
 	if sandbox && len(whole) > 0 {
 		return whole[0], true, nil
 	}
-	return Transcriber{}, false, nil
+	return recording.Transcriber{}, false, nil
 }

@@ -38,7 +38,7 @@ type kept struct {
 // openOutbox returns the outbox in dir, making the directory.
 func openOutbox(dir string) (*outbox, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("recall: the outbox for answers not yet recorded, %s: %w", dir, err)
+		return nil, fmt.Errorf("the outbox for answers not yet recorded, %s: %w", dir, err)
 	}
 	return &outbox{dir: dir}, nil
 }
@@ -58,7 +58,7 @@ func (o *outbox) put(k kept) (string, error) {
 	dst := o.path(k.Chunk.Key)
 	tmp, err := os.CreateTemp(o.dir, ".kept-*")
 	if err != nil {
-		return "", fmt.Errorf("recall: keeping the answer to %s in %s: %w", k.Chunk.Key, o.dir, err)
+		return "", fmt.Errorf("keeping the answer to %s in %s: %w", k.Chunk.Key, o.dir, err)
 	}
 	_, err = tmp.Write(b)
 	if err == nil {
@@ -75,7 +75,7 @@ func (o *outbox) put(k kept) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("recall: keeping the answer to %s in %s: %w", k.Chunk.Key, o.dir, err)
+		return "", fmt.Errorf("keeping the answer to %s in %s: %w", k.Chunk.Key, o.dir, err)
 	}
 	return dst, nil
 }

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/subtitle"
 )
 
 // errIncomplete reports a content whose chunks are not all transcribed.
-var errIncomplete = errors.New("recall: the transcript is not complete")
+var errIncomplete = errors.New("the transcript is not complete")
 
 // Formats are the transcript formats recall-archive writes.
 var Formats = []string{"txt", "srt", "vtt", "json"}
@@ -26,22 +26,22 @@ var Formats = []string{"txt", "srt", "vtt", "json"}
 // the start of the recording. In JSON, its times are in seconds:
 // duration_seconds, and each segment's start_seconds and end_seconds.
 type Document struct {
-	SHA256   string             `json:"sha256"`
-	Provider string             `json:"provider"`
-	Model    string             `json:"model"`
-	Duration time.Duration      `json:"-"`
-	Text     string             `json:"text"`
-	Segments []provider.Segment `json:"-"`
+	SHA256   string              `json:"sha256"`
+	Provider string              `json:"provider"`
+	Model    string              `json:"model"`
+	Duration time.Duration       `json:"-"`
+	Text     string              `json:"text"`
+	Segments []recording.Segment `json:"-"`
 	// Timing is how finely the segments are timed, the coarsest of its
 	// chunks': "segments" or "words" as the provider timed them, "chunk"
 	// where it gave text alone, and each segment spans its chunk.
-	Timing provider.Timing `json:"timing"`
+	Timing recording.Timing `json:"timing"`
 }
 
 // coarser returns the coarser of two timings: a chunk's timing is coarser
 // than words', which is coarser than segments'.
-func coarser(a, b provider.Timing) provider.Timing {
-	rank := map[provider.Timing]int{provider.TimingSegments: 0, provider.TimingWords: 1, provider.TimingChunk: 2}
+func coarser(a, b recording.Timing) recording.Timing {
+	rank := map[recording.Timing]int{recording.TimingSegments: 0, recording.TimingWords: 1, recording.TimingChunk: 2}
 	if rank[b] > rank[a] {
 		return b
 	}
@@ -74,8 +74,8 @@ func seconds(d time.Duration) float64 {
 }
 
 // document assembles sha's transcript by who, or returns errIncomplete.
-func (a *Archive) document(ctx context.Context, sha string, who Transcriber) (Document, error) {
-	doc := Document{SHA256: sha, Segments: []provider.Segment{}, Timing: provider.TimingSegments}
+func (a *Archive) document(ctx context.Context, sha string, who recording.Transcriber) (Document, error) {
+	doc := Document{SHA256: sha, Segments: []recording.Segment{}, Timing: recording.TimingSegments}
 	parts, err := a.store.Parts(ctx, sha, who)
 	if err != nil {
 		return doc, err
@@ -106,13 +106,13 @@ func (a *Archive) document(ctx context.Context, sha string, who Transcriber) (Do
 
 // writeOutputs writes the transcript of sha by who, in every format, for
 // each of its files in batch.
-func (a *Archive) writeOutputs(ctx context.Context, batch, sha string, who Transcriber, dir string) error {
+func (a *Archive) writeOutputs(ctx context.Context, batch, sha string, who recording.Transcriber, dir string) error {
 	return a.export(ctx, batch, sha, who, dir, Formats)
 }
 
 // export writes the transcript of sha by who, in formats, for each of its
 // files in batch.
-func (a *Archive) export(ctx context.Context, batch, sha string, who Transcriber, dir string, formats []string) error {
+func (a *Archive) export(ctx context.Context, batch, sha string, who recording.Transcriber, dir string, formats []string) error {
 	doc, err := a.document(ctx, sha, who)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		}
 	case "vtt":
 		b.WriteString("WEBVTT\n\n")
-		if doc.Timing == provider.TimingChunk {
+		if doc.Timing == recording.TimingChunk {
 			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue's time is the share of its words in a chunk of the recording\n\n", doc.Provider, doc.Model)
 		}
 		for _, c := range cues(doc, rules) {
@@ -193,7 +193,7 @@ func speakerName(label string) string { return "Speaker " + label }
 // beginning with the speaker's name, as SRT, which has no voices, shows
 // who speaks.
 func labelTurns(doc Document) Document {
-	segs := make([]provider.Segment, len(doc.Segments))
+	segs := make([]recording.Segment, len(doc.Segments))
 	prev := ""
 	for i, s := range doc.Segments {
 		if s.Speaker != "" && s.Speaker != prev {

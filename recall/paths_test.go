@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -36,11 +37,11 @@ func TestFilesAreTheSameWhereverYouStand(t *testing.T) {
 		}
 	}
 	st, err := w.a.Status(ctx, "b1")
-	if err != nil || st.Items[recall.StateAdded] != 1 || st.Contents != 1 {
+	if err != nil || st.Items[recording.Added] != 1 || st.Contents != 1 {
 		t.Fatalf("status after adding one file by four paths: %+v, %v", st.Items, err)
 	}
 	real, _ := filepath.EvalSymlinks(filepath.Join(small, "a.mp3"))
-	files, err := w.a.Store().Files(ctx, "b1", store.Added)
+	files, err := w.a.Store().Files(ctx, "b1", recording.Added)
 	if err != nil || len(files) != 1 || files[0].Path != real || files[0].Display() != filepath.Join(link, "a.mp3") {
 		t.Fatalf("files: %+v, %v; want %s shown as %s", files, err, real, filepath.Join(link, "a.mp3"))
 	}
@@ -57,7 +58,7 @@ func TestFilesAreTheSameWhereverYouStand(t *testing.T) {
 	ffmpeg(t, filepath.Join(other, "b.mp3"), "-f", "lavfi", "-i", "sine=frequency=550:duration=2", "-ac", "1")
 	sum, size, _ := recall.HashFile(filepath.Join(other, "b.mp3"))
 	w.a.Store().AddBatch(ctx, "b2")
-	if _, _, err := w.a.Store().PutFile(ctx, store.File{Batch: "b2", Path: "other/b.mp3", SHA256: sum, State: store.Added},
+	if _, _, err := w.a.Store().PutFile(ctx, store.File{Batch: "b2", Path: "other/b.mp3", SHA256: sum, State: recording.Added},
 		&store.Content{SHA256: sum, Size: size, Duration: 2 * time.Second, Probed: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestFilesAreTheSameWhereverYouStand(t *testing.T) {
 	if _, err := w.a.Add(ctx, "b2", []string{"other"}, recall.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if files, _ := w.a.Store().Files(ctx, "b2", store.Added, store.Failed); len(files) != 1 || !filepath.IsAbs(files[0].Path) {
+	if files, _ := w.a.Store().Files(ctx, "b2", recording.Added, recording.Failed); len(files) != 1 || !filepath.IsAbs(files[0].Path) {
 		t.Fatalf("files of b2 after add from where its relative path was: %+v; want one, by its absolute path", files)
 	}
 }

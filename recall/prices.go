@@ -61,7 +61,7 @@ func (p Prices) PerMinute(name, model string) (ledger.Amount, error) {
 		}
 	}
 	slices.Sort(known)
-	return 0, fmt.Errorf("recall: no price for %s model %q (known: %s); add it to the prices file", name, model, strings.Join(known, ", "))
+	return 0, fmt.Errorf("no price for %s model %q (known: %s); add it to the prices file", name, model, strings.Join(known, ", "))
 }
 
 // Billing returns how provider rounds the requests of model: as the
@@ -91,16 +91,16 @@ func LoadPrices(path string) (Prices, error) {
 	prices := DefaultPrices()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Prices{}, fmt.Errorf("recall: prices file: %w", err)
+		return Prices{}, fmt.Errorf("prices file: %w", err)
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return Prices{}, fmt.Errorf("recall: prices file %s: %v; write an object such as {\"openai/whisper-1\": \"0.006\"}", path, err)
+		return Prices{}, fmt.Errorf("prices file %s: %v; write an object such as {\"openai/whisper-1\": \"0.006\"}", path, err)
 	}
 	for key, v := range raw {
 		prov, model, ok := strings.Cut(key, "/")
 		if !ok || prov == "" || model == "" {
-			return Prices{}, fmt.Errorf("recall: prices file %s: key %q: write provider/model", path, key)
+			return Prices{}, fmt.Errorf("prices file %s: key %q: write provider/model", path, key)
 		}
 		var price struct {
 			PerMinute string `json:"per_minute"`
@@ -111,7 +111,7 @@ func LoadPrices(path string) (Prices, error) {
 			dec := json.NewDecoder(strings.NewReader(string(v)))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&price); err != nil {
-				return Prices{}, fmt.Errorf("recall: prices file %s: %s: %v (dollars per minute, such as \"0.006\", or {\"per_minute\": \"0.006\", \"increment_s\": 1, \"minimum_s\": 10})", path, key, err)
+				return Prices{}, fmt.Errorf("prices file %s: %s: %v (dollars per minute, such as \"0.006\", or {\"per_minute\": \"0.006\", \"increment_s\": 1, \"minimum_s\": 10})", path, key, err)
 			}
 			b := BillingOf(prov)
 			if price.Increment != nil {
@@ -119,13 +119,13 @@ func LoadPrices(path string) (Prices, error) {
 			}
 			b.Minimum = time.Duration(price.Minimum) * time.Second
 			if b.Increment <= 0 || b.Minimum < 0 {
-				return Prices{}, fmt.Errorf("recall: prices file %s: %s: increment_s must be at least 1 and minimum_s at least 0", path, key)
+				return Prices{}, fmt.Errorf("prices file %s: %s: increment_s must be at least 1 and minimum_s at least 0", path, key)
 			}
 			prices.billing[key] = b
 		}
 		amount, err := ledger.ParseDecimal(price.PerMinute, 6)
 		if err != nil {
-			return Prices{}, fmt.Errorf("recall: prices file %s: %s: %v (dollars per minute, such as \"0.006\")", path, key, err)
+			return Prices{}, fmt.Errorf("prices file %s: %s: %v (dollars per minute, such as \"0.006\")", path, key, err)
 		}
 		prices.perMinute[key] = amount
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // TestProgressStepsAndInterruptedConversion follows a content through a
@@ -71,7 +72,7 @@ func TestProgressStepsAndInterruptedConversion(t *testing.T) {
 		t.Fatalf("a run interrupted while converting: %+v, outcome %q; want the content waiting, no problem", rep, outcome)
 	}
 	st, _ := w.a.Status(context.Background(), "b")
-	if st.Items[recall.StateFailed] != 0 || len(st.Problems) != 0 {
+	if st.Items[recording.Failed] != 0 || len(st.Problems) != 0 {
 		t.Fatalf("status after the interrupted conversion: %+v", st)
 	}
 }

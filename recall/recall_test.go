@@ -14,6 +14,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // ffmpeg makes a media file for a test.
@@ -95,7 +96,7 @@ func TestAddRecordsMediaOncePerContent(t *testing.T) {
 		"dangling":      "broken symbolic link",
 	} {
 		p, ok := problems[name]
-		if !ok || !strings.Contains(p.Error, want) || p.State != recall.StateRejected {
+		if !ok || !strings.Contains(p.Error, want) || p.State != recording.Rejected {
 			t.Errorf("%s: problem %+v, want rejected with %q", name, p, want)
 		}
 		delete(problems, name)
@@ -108,7 +109,7 @@ func TestAddRecordsMediaOncePerContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Items[recall.StateAdded] != 3 || st.Items[recall.StateRejected] != 4 || st.Contents != 2 {
+	if st.Items[recording.Added] != 3 || st.Items[recording.Rejected] != 4 || st.Contents != 2 {
 		t.Errorf("status %+v", st)
 	}
 	if st.Duration < 2900*time.Millisecond || st.Duration > 3200*time.Millisecond {
@@ -141,7 +142,7 @@ func TestAddWithoutFFmpeg(t *testing.T) {
 	}
 	rep, err := a.Add(ctx, "b", []string{dir}, recall.AddOptions{})
 	a.Close()
-	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].State != recall.StateFailed || !strings.Contains(rep.Problems[0].Error, "install ffmpeg") {
+	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].State != recording.Failed || !strings.Contains(rep.Problems[0].Error, "install ffmpeg") {
 		t.Fatalf("add without ffprobe: %+v, %v", rep, err)
 	}
 
@@ -155,7 +156,7 @@ func TestAddWithoutFFmpeg(t *testing.T) {
 		t.Fatalf("add with ffprobe: %+v, %v", rep, err)
 	}
 	st, _ := a2.Status(ctx, "b")
-	if st.Items[recall.StateAdded] != 1 || st.Items[recall.StateFailed] != 0 || st.Duration < 900*time.Millisecond {
+	if st.Items[recording.Added] != 1 || st.Items[recording.Failed] != 0 || st.Duration < 900*time.Millisecond {
 		t.Fatalf("status after ffmpeg came: %+v", st)
 	}
 }

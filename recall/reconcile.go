@@ -12,7 +12,7 @@ import (
 
 // ErrCannotAsk reports a provider that cannot be asked whether a request
 // went through.
-var ErrCannotAsk = errors.New("recall: this provider cannot be asked about a request")
+var ErrCannotAsk = errors.New("this provider cannot be asked about a request")
 
 // Reconciled is the outcome of asking the provider about one ambiguous
 // request.

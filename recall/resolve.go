@@ -9,6 +9,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -18,7 +19,7 @@ type Decision struct {
 	Applied bool
 	// Transcript is the text obtained from the provider, if any, for an
 	// applied request.
-	Transcript *provider.Transcript
+	Transcript *recording.Transcript
 	// Cost is what the provider charged, for an applied request; 0 keeps
 	// the estimate that was held.
 	Cost ledger.Amount
@@ -43,17 +44,17 @@ func (a *Archive) Resolve(ctx context.Context, key string, d Decision) (journal.
 // ParseTranscript reads a transcript that a person obtained from the
 // provider, to resolve a request as applied with it: the provider's JSON,
 // which keeps the timestamps, or plain text, which has none.
-func ParseTranscript(data []byte) (*provider.Transcript, error) {
+func ParseTranscript(data []byte) (*recording.Transcript, error) {
 	if !utf8.Valid(data) {
-		return nil, errors.New("recall: the transcript is not UTF-8 text: give plain text, or the provider's JSON")
+		return nil, errors.New("the transcript is not UTF-8 text: give plain text, or the provider's JSON")
 	}
 	t, err := provider.ParseVerboseJSON(data)
 	if err != nil || t.Text == "" {
-		t = provider.Transcript{Text: strings.TrimSpace(string(data))}
-		t.Segments = []provider.Segment{{Text: t.Text}}
+		t = recording.Transcript{Text: strings.TrimSpace(string(data))}
+		t.Segments = []recording.Segment{{Text: t.Text}}
 	}
 	if t.Text == "" {
-		return nil, errors.New("recall: the transcript is empty: give the text the provider returned, or resolve without one")
+		return nil, errors.New("the transcript is empty: give the text the provider returned, or resolve without one")
 	}
 	return &t, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // RetryReport says what RetryFailed moved and what it left.
@@ -49,7 +50,7 @@ func (a *Archive) RetryFailed(ctx context.Context, batch string) (RetryReport, e
 // failed as they are, the others after probing and hashing them again, as
 // add does. It returns how many it queued.
 func (a *Archive) retryFiles(ctx context.Context, batch string) (int, error) {
-	failed, err := a.store.Files(ctx, batch, StateFailed)
+	failed, err := a.store.Files(ctx, batch, recording.Failed)
 	if err != nil {
 		return 0, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -155,8 +156,8 @@ type run struct {
 	a       *Archive
 	opts    RunOptions
 	batch   string
-	who     Transcriber     // the provider and model that transcribe
-	sendCtx context.Context // not canceled by an interrupt: a request in flight finishes
+	who     recording.Transcriber // the provider and model that transcribe
+	sendCtx context.Context       // not canceled by an interrupt: a request in flight finishes
 	outbox  *outbox
 	// stop ends the run early: the provider refused the key (refusal),
 	// or, with a cause that Run returns, a failure that no content
@@ -198,7 +199,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	// Also ended by a refused key, and by a failure no content survives.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	who := Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	who := recording.Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
 	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}, outbox: box, stop: stop}
 	// What an earlier run could not record is recorded first.
 	r.recordKept(ctx)
@@ -235,7 +236,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		rep, err = a.runReport(context.WithoutCancel(outer), batch, who)
 	}
 	if err != nil {
-		err = fmt.Errorf("recall: counting the batch's recordings after the run (%s): %w", words(err), err)
+		err = fmt.Errorf("counting the batch's recordings after the run (%s): %w", words(err), err)
 	}
 	rep.Paid = r.paid
 	rep.Problems = append(rep.Problems, r.problems...)
@@ -253,10 +254,10 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 // runDefaults fills the options Run defaults, and makes its directories.
 func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	if opts.Provider == nil {
-		return opts, errors.New("recall: run needs a provider")
+		return opts, errors.New("run needs a provider")
 	}
 	if t, lease := opts.Provider.Timeout(), a.store.SendLease(); t > lease-lease/100 {
-		return opts, fmt.Errorf("recall: the provider's timeout (%s) outlives the lease a request is sent under (%s): a request must be over before its lease runs out; open the archive with a longer lease (Options.SendLease), or give the provider a shorter timeout", t, lease)
+		return opts, fmt.Errorf("the provider's timeout (%s) outlives the lease a request is sent under (%s): a request must be over before its lease runs out; open the archive with a longer lease (Options.SendLease), or give the provider a shorter timeout", t, lease)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -267,12 +268,12 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	if opts.CacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return opts, fmt.Errorf("recall: no cache directory for audio proxies: %w", err)
+			return opts, fmt.Errorf("no cache directory for audio proxies: %w", err)
 		}
 		opts.CacheDir = filepath.Join(dir, "recall-archive")
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
-		return opts, fmt.Errorf("recall: cache directory: %w", err)
+		return opts, fmt.Errorf("cannot make the cache directory: %w", err)
 	}
 	if opts.Outbox == "" {
 		opts.Outbox = filepath.Join(opts.CacheDir, "outbox")
@@ -282,11 +283,11 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 	// What killed runs were writing is of no use: their partial files go,
 	// those that other runs are writing stay.
 	if _, err := media.CleanPartials(opts.CacheDir); err != nil {
-		return opts, fmt.Errorf("recall: cleaning the cache directory %s: %w", opts.CacheDir, err)
+		return opts, fmt.Errorf("cleaning the cache directory %s: %w", opts.CacheDir, err)
 	}
 	if opts.Out != "" {
 		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-			return opts, fmt.Errorf("recall: output directory: %w", err)
+			return opts, fmt.Errorf("cannot make the output directory: %w", err)
 		}
 	}
 	return opts, nil
@@ -349,11 +350,11 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 	case err != nil && ctx.Err() != nil:
 		// Interrupted: ffmpeg was stopped, and the content waits for the
 		// next run; it did not fail.
-		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.Waiting)})
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(recording.Waiting)})
 		return false
 	case err != nil:
 		r.fail(ctx, sha, "proxy", err)
-		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(store.FailedSafely), Detail: err.Error()})
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: string(recording.FailedSafely), Detail: err.Error()})
 		return false
 	}
 	states := make([]journal.State, len(chunks))
@@ -365,14 +366,14 @@ func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 		states[i] = state
 		if refused {
 			// The content's other chunks would be paid for in vain.
-			r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: string(store.RefusedByBudget)})
+			r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: string(recording.RefusedByBudget)})
 			return false
 		}
 	}
 	r.emit(Progress{SHA256: sha, Stage: StageFinished, Chunks: len(chunks), Outcome: outcome(states)})
 	if r.opts.Out != "" {
 		if err := r.a.writeOutputs(ctx, r.batch, sha, r.who, r.opts.Out); err != nil && !errors.Is(err, errIncomplete) {
-			r.problem(Problem{Path: sha, State: StateFailed, Phase: "output", Error: err.Error()})
+			r.problem(Problem{Path: sha, State: recording.Failed, Phase: "output", Error: err.Error()})
 		}
 	}
 	return false
@@ -398,15 +399,15 @@ func outcome(states []journal.State) string {
 	}
 	switch {
 	case ambiguous:
-		return string(store.Ambiguous)
+		return string(recording.Ambiguous)
 	case inFlight:
-		return string(store.Sending)
+		return string(recording.Sending)
 	case failed:
-		return string(store.FailedSafely)
+		return string(recording.FailedSafely)
 	case waiting:
-		return string(store.Waiting)
+		return string(recording.Waiting)
 	}
-	return string(store.Done)
+	return string(recording.Done)
 }
 
 // emit tells opts.Progress of p, naming the content by its first path in
@@ -709,7 +710,7 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 // lost (held's cause says how), and returns its state: pending, for the
 // next run.
 func (r *run) leaseLost(c store.Chunk, held context.Context) journal.State {
-	r.problem(Problem{Path: c.SHA256, State: string(store.Waiting), Phase: "lease",
+	r.problem(Problem{Path: c.SHA256, State: string(recording.Waiting), Phase: "lease",
 		Error: fmt.Sprintf("chunk %d of %d was not sent: %v; it is sent by the next run, or by whichever run holds it now", c.Index+1, c.Count, context.Cause(held))})
 	return journal.Pending
 }
@@ -752,7 +753,7 @@ func (r *run) dbProblem(sha, phase string, err error) {
 	if why := store.Explain(err); why != "" {
 		msg = why + ": " + msg
 	}
-	r.problem(Problem{Path: sha, State: string(store.Waiting), Phase: "database", Error: msg + "; it waits for the next run"})
+	r.problem(Problem{Path: sha, State: string(recording.Waiting), Phase: "database", Error: msg + "; it waits for the next run"})
 }
 
 // refused ends the run after the provider refused the API key: every
@@ -770,7 +771,7 @@ func (r *run) refused(he *provider.HTTPError) {
 // cost and lacks missing: it stays unsent, for a run with more budget.
 func (r *run) refuse(ctx context.Context, c store.Chunk, cost, missing ledger.Amount) {
 	if err := r.a.store.Refuse(context.WithoutCancel(ctx), r.batch, c.Key, r.opts.Worker, cost, missing); err != nil {
-		r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "budget", Error: err.Error()})
+		r.problem(Problem{Path: c.SHA256, State: recording.Failed, Phase: "budget", Error: err.Error()})
 		return
 	}
 	r.emit(Progress{SHA256: c.SHA256, Stage: StageAnswered, Chunk: c.Index + 1, Chunks: c.Count, Cost: cost, State: journal.Pending,
@@ -867,7 +868,7 @@ func (r *run) recordFailed(c store.Chunk, err error, file string) {
 		}
 		msg += "; what the request got is kept in " + file + ", for a person to look at"
 	}
-	r.problem(Problem{Path: c.SHA256, State: StateFailed, Phase: "record", Error: msg})
+	r.problem(Problem{Path: c.SHA256, State: recording.Failed, Phase: "record", Error: msg})
 }
 
 // recorded counts and tells of an outcome that was recorded, and returns
@@ -888,7 +889,7 @@ func (r *run) recorded(c store.Chunk, rep journal.Report) journal.State {
 func (r *run) recordKept(ctx context.Context) {
 	entries, bad := r.outbox.list()
 	for path, err := range bad {
-		r.problem(Problem{Path: path, State: StateFailed, Phase: "outbox", Error: "an answer kept for the database cannot be read: " + err.Error() + "; it stays there"})
+		r.problem(Problem{Path: path, State: recording.Failed, Phase: "outbox", Error: "an answer kept for the database cannot be read: " + err.Error() + "; it stays there"})
 	}
 	for _, k := range entries {
 		if ctx.Err() != nil {
@@ -944,11 +945,11 @@ func (r *run) fail(ctx context.Context, sha, phase string, cause error) {
 	if err := r.a.store.FailContent(context.WithoutCancel(ctx), r.batch, sha, phase, cause.Error()); err != nil {
 		cause = errors.Join(cause, err)
 	}
-	r.problem(Problem{Path: sha, State: StateFailed, Phase: phase, Error: cause.Error()})
+	r.problem(Problem{Path: sha, State: recording.Failed, Phase: phase, Error: cause.Error()})
 }
 
 // runReport counts the batch's contents by how far who got with them.
-func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) (RunReport, error) {
+func (a *Archive) runReport(ctx context.Context, batch string, who recording.Transcriber) (RunReport, error) {
 	rep := RunReport{Batch: batch, Problems: []Problem{}, Refusals: []Refusal{}, Notes: []string{}, Earlier: []Problem{}}
 	progress, err := a.store.ProgressOf(ctx, batch, who)
 	if err != nil {
@@ -956,17 +957,17 @@ func (a *Archive) runReport(ctx context.Context, batch string, who Transcriber) 
 	}
 	for _, p := range progress {
 		switch p {
-		case store.Done:
+		case recording.Done:
 			rep.Done++
-		case store.Ambiguous:
+		case recording.Ambiguous:
 			rep.Ambiguous++
-		case store.FailedSafely:
+		case recording.FailedSafely:
 			rep.Failed++
-		case store.Untranscribed:
+		case recording.Untranscribed:
 			rep.Untranscribed++
-		case store.RefusedByBudget:
+		case recording.RefusedByBudget:
 			rep.Refused++
-		case store.Sending:
+		case recording.Sending:
 			rep.InFlight++
 		default:
 			rep.Waiting++

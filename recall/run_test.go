@@ -18,6 +18,7 @@ import (
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
@@ -356,7 +357,7 @@ func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
 	}
 	rep, _ := broken.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{})
 	broken.Close()
-	if len(rep.Problems) != 1 || rep.Problems[0].State != recall.StateFailed {
+	if len(rep.Problems) != 1 || rep.Problems[0].State != recording.Failed {
 		t.Fatalf("add without ffprobe: %+v", rep)
 	}
 	if run := w.run(recall.RunOptions{}); run.Done != 0 || w.sandbox.Requests() != 0 {
@@ -396,7 +397,7 @@ func TestChunkCuesDoNotOverlap(t *testing.T) {
 		t.Fatalf("run: %+v, %d charges, want 3", rep, len(w.sandbox.Charges()))
 	}
 	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "long.mp3"))
-	parts, err := w.a.Store().Parts(context.Background(), sum, store.Transcriber{})
+	parts, err := w.a.Store().Parts(context.Background(), sum, recording.Transcriber{})
 	if err != nil || len(parts) != 3 {
 		t.Fatalf("parts: %d, %v", len(parts), err)
 	}
@@ -434,8 +435,8 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 	w := newWorld(t, "", map[string]time.Duration{"short.mp3": 3 * time.Second})
 	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "short.mp3"))
 	_, err := w.a.Store().PlanChunks(context.Background(), []store.Chunk{
-		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 0, Count: 2, Duration: 2 * time.Second},
-		{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 1, Count: 2, Start: 2 * time.Second},
+		{SHA256: sum, Transcriber: recording.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 0, Count: 2, Duration: 2 * time.Second},
+		{SHA256: sum, Transcriber: recording.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Index: 1, Count: 2, Start: 2 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -470,7 +471,7 @@ func TestProblemsNameFiles(t *testing.T) {
 		t.Fatalf("problems: %+v", rep.Problems)
 	}
 	p := rep.Problems[0]
-	if p.Path != path || !strings.Contains(p.Error, path) || p.State != recall.StateFailed {
+	if p.Path != path || !strings.Contains(p.Error, path) || p.State != recording.Failed {
 		t.Fatalf("problem %+v: want it under %s, naming it", p, path)
 	}
 }

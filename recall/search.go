@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"strings"
 	"time"
-
-	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // Hit is a transcript segment that matches a search. In JSON, its times
@@ -40,7 +39,7 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
 	words := strings.Fields(query)
 	if len(words) == 0 {
-		return nil, errors.New("recall: search for at least one word")
+		return nil, errors.New("search for at least one word")
 	}
 	if limit <= 0 {
 		limit = 50
@@ -67,7 +66,7 @@ func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox b
 func (a *Archive) SandboxHolds(ctx context.Context, query string) (bool, error) {
 	hits, err := a.Search(ctx, query, 1, true)
 	for _, h := range hits {
-		if h.Provider == store.Sandbox {
+		if h.Provider == recording.Sandbox {
 			return true, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 )
@@ -159,7 +160,7 @@ func TestDatabaseConflictLeavesTheRecordingWaiting(t *testing.T) {
 	if rep.Waiting != 1 || rep.Failed != 0 || w.sandbox.Requests() != 0 {
 		t.Fatalf("run: %+v, %d requests", rep, w.sandbox.Requests())
 	}
-	if st, _ := a.Status(ctx, "b"); st.Items[recall.StateFailed] != 0 {
+	if st, _ := a.Status(ctx, "b"); st.Items[recording.Failed] != 0 {
 		t.Fatalf("the file was marked failed: %+v", st.Items)
 	}
 	db.ExecContext(ctx, `DROP TRIGGER refuse ON recall_chunks`)

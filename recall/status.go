@@ -9,11 +9,11 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/store"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // ErrNoBatch reports a batch name that was never added to.
-var ErrNoBatch = errors.New("recall: no such batch")
+var ErrNoBatch = errors.New("no such batch")
 
 // checkBatch returns an error wrapping ErrNoBatch unless batch was added
 // to.
@@ -56,7 +56,7 @@ func (st Status) MarshalJSON() ([]byte, error) {
 
 // Status reports on batch.
 func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
-	st := Status{Batch: batch, Items: map[string]int{StateAdded: 0, StateFailed: 0, StateRejected: 0}, Problems: []Problem{}}
+	st := Status{Batch: batch, Items: map[string]int{recording.Added: 0, recording.Failed: 0, recording.Rejected: 0}, Problems: []Problem{}}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return st, err
 	}
@@ -83,7 +83,7 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Transcription = map[string]int{string(store.Done): 0, string(store.Ambiguous): 0, string(store.FailedSafely): 0, string(store.RefusedByBudget): 0, string(store.Waiting): 0, string(store.Sending): 0}
+	st.Transcription = map[string]int{string(recording.Done): 0, string(recording.Ambiguous): 0, string(recording.FailedSafely): 0, string(recording.RefusedByBudget): 0, string(recording.Waiting): 0, string(recording.Sending): 0}
 	for _, p := range progress {
 		st.Transcription[string(p)]++
 	}
@@ -93,7 +93,7 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 
 // earlier lists the batch's files that failed, but for those of shown.
 func (a *Archive) earlier(ctx context.Context, batch string, shown []Problem) ([]Problem, error) {
-	files, err := a.store.Files(ctx, batch, StateFailed)
+	files, err := a.store.Files(ctx, batch, recording.Failed)
 	seen := map[string]bool{}
 	for _, p := range shown {
 		seen[p.Path] = true
@@ -109,7 +109,7 @@ func (a *Archive) earlier(ctx context.Context, batch string, shown []Problem) ([
 
 // problems lists the batch's files that failed or were rejected, by path.
 func (a *Archive) problems(ctx context.Context, batch string) ([]Problem, error) {
-	files, err := a.store.Files(ctx, batch, StateFailed, StateRejected)
+	files, err := a.store.Files(ctx, batch, recording.Failed, recording.Rejected)
 	out := make([]Problem, 0, len(files))
 	for _, f := range files {
 		out = append(out, Problem{Path: f.Display(), State: f.State, Phase: f.Phase, Error: f.Error})

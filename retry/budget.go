@@ -56,11 +56,11 @@ type bucket struct {
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	switch {
 	case math.IsNaN(cfg.Ratio) || cfg.Ratio < 0 || cfg.Ratio > 1:
-		return nil, fmt.Errorf("retry: budget Ratio is %v: it must be between 0 and 1", cfg.Ratio)
+		return nil, fmt.Errorf("the retry budget's Ratio is %v: it must be between 0 and 1", cfg.Ratio)
 	case math.IsNaN(cfg.PerSecond) || math.IsInf(cfg.PerSecond, 0) || cfg.PerSecond < 0:
-		return nil, fmt.Errorf("retry: budget PerSecond is %v: it must be a number not below 0", cfg.PerSecond)
+		return nil, fmt.Errorf("the retry budget's PerSecond is %v: it must be a number not below 0", cfg.PerSecond)
 	case math.IsNaN(cfg.Max) || math.IsInf(cfg.Max, 0) || cfg.Max < 1:
-		return nil, fmt.Errorf("retry: budget Max is %v: it must be at least 1", cfg.Max)
+		return nil, fmt.Errorf("the retry budget's Max is %v: it must be at least 1", cfg.Max)
 	}
 	return &Budget{cfg: cfg, hosts: make(map[string]*bucket)}, nil
 }

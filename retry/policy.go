@@ -45,7 +45,7 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("retry: unknown mode %q: use by_method, opted_in or not_sent_only", s)
+	return 0, fmt.Errorf("unknown retry mode %q: use by_method, opted_in or not_sent_only", s)
 }
 
 // IsSafeMethod reports whether method is one of the methods that HTTP defines
@@ -128,20 +128,20 @@ func (s *statusSet) has(code int) bool {
 // reported by name.
 func New(cfg Config) (*Policy, error) {
 	if cfg.MaxAttempts < 1 {
-		return nil, fmt.Errorf("retry: MaxAttempts is %d: it must be at least 1 (1 disables retries)", cfg.MaxAttempts)
+		return nil, fmt.Errorf("the retry policy's MaxAttempts is %d: it must be at least 1 (1 disables retries)", cfg.MaxAttempts)
 	}
 	if cfg.BaseDelay <= 0 {
-		return nil, fmt.Errorf("retry: BaseDelay is %s: it must be more than zero", cfg.BaseDelay)
+		return nil, fmt.Errorf("the retry policy's BaseDelay is %s: it must be more than zero", cfg.BaseDelay)
 	}
 	if cfg.MaxDelay < cfg.BaseDelay {
-		return nil, fmt.Errorf("retry: MaxDelay is %s, below BaseDelay %s: the cap must be at least the base", cfg.MaxDelay, cfg.BaseDelay)
+		return nil, fmt.Errorf("the retry policy's MaxDelay is %s, below BaseDelay %s: the cap must be at least the base", cfg.MaxDelay, cfg.BaseDelay)
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"MaxRetryAfter", cfg.MaxRetryAfter}, {"Deadline", cfg.Deadline}, {"AttemptTimeout", cfg.AttemptTimeout}} {
 		if d.v < 0 {
-			return nil, fmt.Errorf("retry: %s is %s: it must not be negative", d.name, d.v)
+			return nil, fmt.Errorf("the retry policy's %s is %s: it must not be negative", d.name, d.v)
 		}
 	}
 	p := &Policy{cfg: cfg}
@@ -154,7 +154,7 @@ func New(cfg Config) (*Policy, error) {
 	}{{"RetryStatuses", cfg.RetryStatuses, &p.retry}, {"NotProcessedStatuses", cfg.NotProcessedStatuses, &p.notProcessed}} {
 		for _, code := range s.codes {
 			if code < 400 || code > 599 {
-				return nil, fmt.Errorf("retry: %s contains %d: only statuses from 400 to 599 can be retried", s.name, code)
+				return nil, fmt.Errorf("the retry policy's %s contains %d: only statuses from 400 to 599 can be retried", s.name, code)
 			}
 			s.set.add(code)
 		}

@@ -44,7 +44,7 @@ func (c *clock) now(ctx context.Context, tx *Tx) (time.Time, error) {
 	case c.postgres:
 		var us int64
 		if err := tx.q.QueryRowContext(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`).Scan(&us); err != nil {
-			return time.Time{}, fmt.Errorf("sqlstore: reading the database's clock: %w", err)
+			return time.Time{}, fmt.Errorf("reading the database's clock: %w", err)
 		}
 		return fromMicros(us), nil
 	case !c.anchor.IsZero():
@@ -101,7 +101,7 @@ func (db *DB) anchorClock(ctx context.Context) error {
 			db.clock.anchor, db.clock.bootNs = fromMicros(wallUs), bootNs
 			return nil
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("sqlstore: reading the clock's anchor in %s: %w", db.name, err)
+			return fmt.Errorf("reading the clock's anchor in %s: %w", db.name, err)
 		}
 		ns, err := bootClock()
 		if err != nil {
@@ -114,7 +114,7 @@ func (db *DB) anchorClock(ctx context.Context) error {
 		if _, err := tx.q.ExecContext(ctx, `INSERT INTO rubicon_clock (id, boot_id, wall_us, boot_ns) VALUES (1, $1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET boot_id = excluded.boot_id, wall_us = excluded.wall_us, boot_ns = excluded.boot_ns`,
 			boot, micros(wall), ns); err != nil {
-			return fmt.Errorf("sqlstore: anchoring the clock in %s: %w", db.name, err)
+			return fmt.Errorf("anchoring the clock in %s: %w", db.name, err)
 		}
 		db.clock.anchor, db.clock.bootNs = wall.UTC(), ns
 		return nil
@@ -123,4 +123,4 @@ func (db *DB) anchorClock(ctx context.Context) error {
 
 // errNoBootClock reports a system without a boot clock that processes
 // share.
-var errNoBootClock = errors.New("sqlstore: no shared boot clock here")
+var errNoBootClock = errors.New("no shared boot clock here")

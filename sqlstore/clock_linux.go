@@ -15,7 +15,7 @@ func bootID() (string, error) {
 		return "", errNoBootClock
 	}
 	if err != nil {
-		return "", fmt.Errorf("sqlstore: reading the boot id: %w", err)
+		return "", fmt.Errorf("reading the boot id: %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -25,7 +25,7 @@ func bootID() (string, error) {
 func bootClock() (int64, error) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
-		return 0, fmt.Errorf("sqlstore: reading the boot clock: %w", err)
+		return 0, fmt.Errorf("reading the boot clock: %w", err)
 	}
 	return ts.Nano(), nil
 }

@@ -69,7 +69,7 @@ type verdict struct {
 	lead bool
 }
 
-var errClosed = errors.New("sqlstore: database is closed")
+var errClosed = errors.New("the database is closed")
 
 // newCommitter returns a committer for the writes of db, on a connection
 // of its own unless shared is set.

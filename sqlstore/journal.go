@@ -68,7 +68,7 @@ type storedResolution struct {
 func (tx *Tx) CreateOperation(ctx context.Context, op journal.Operation) (journal.Operation, bool, error) {
 	ev, err := encodeEvidence(op.Evidence)
 	if err != nil {
-		return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", op.Key, err)
+		return journal.Operation{}, false, fmt.Errorf("operation %q: evidence: %w", op.Key, err)
 	}
 	res, err := tx.exec(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING`,
@@ -97,13 +97,13 @@ func (tx *Tx) LockOperation(ctx context.Context, key string) (journal.Operation,
 func (tx *Tx) UpdateOperation(ctx context.Context, op journal.Operation) error {
 	ev, err := encodeEvidence(op.Evidence)
 	if err != nil {
-		return fmt.Errorf("journal: operation %q: evidence: %w", op.Key, err)
+		return fmt.Errorf("operation %q: evidence: %w", op.Key, err)
 	}
 	var resolution any
 	if r := op.Resolution; r != nil {
 		b, err := json.Marshal(storedResolution{To: string(r.To), By: r.By, Note: r.Note, At: micros(r.At), Evidence: r.Evidence})
 		if err != nil {
-			return fmt.Errorf("journal: operation %q: resolution: %w", op.Key, err)
+			return fmt.Errorf("operation %q: resolution: %w", op.Key, err)
 		}
 		resolution = string(b)
 	}
@@ -123,7 +123,7 @@ func (tx *Tx) Move(ctx context.Context, m journal.Move) (journal.Operation, bool
 	if len(m.Evidence) > 0 {
 		b, err := json.Marshal(m.Evidence)
 		if err != nil {
-			return journal.Operation{}, false, fmt.Errorf("journal: operation %q: evidence: %w", m.Key, err)
+			return journal.Operation{}, false, fmt.Errorf("operation %q: evidence: %w", m.Key, err)
 		}
 		if !topLevelOnly(b) {
 			return journal.Operation{}, false, nil
@@ -165,7 +165,7 @@ func topLevelOnly(b []byte) bool {
 func (tx *Tx) AppendEntry(ctx context.Context, e journal.Entry) error {
 	ev, err := encodeEvidence(e.Evidence)
 	if err != nil {
-		return fmt.Errorf("journal: operation %q: evidence: %w", e.Key, err)
+		return fmt.Errorf("operation %q: evidence: %w", e.Key, err)
 	}
 	_, err = tx.exec(ctx, `INSERT INTO rubicon_audit (op_key, from_state, to_state, at, actor, reason, evidence)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.Key, string(e.From), string(e.To), micros(e.At), e.Actor, e.Reason, ev)

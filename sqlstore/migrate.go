@@ -73,13 +73,13 @@ func (db *DB) checkMigrated(ctx context.Context, app []Migration) error {
 	for _, c := range order {
 		v, err := db.SchemaVersion(ctx, c)
 		if err != nil {
-			return fmt.Errorf("sqlstore: %s opened read-only holds no schema this program knows: %w", db.name, err)
+			return fmt.Errorf("%s opened read-only holds no schema this program knows: %w", db.name, err)
 		}
 		switch {
 		case v < want[c]:
-			return fmt.Errorf("sqlstore: %s opened read-only: its %s schema is at version %d, and this program needs %d; open it once with write access to upgrade it", db.name, c, v, want[c])
+			return fmt.Errorf("%s opened read-only: its %s schema is at version %d, and this program needs %d; open it once with write access to upgrade it", db.name, c, v, want[c])
 		case v > want[c]:
-			return fmt.Errorf("sqlstore: %s was made by a newer version: its %s schema is at version %d, and this program knows versions up to %d; use a newer program", db.name, c, v, want[c])
+			return fmt.Errorf("%s was made by a newer version: its %s schema is at version %d, and this program knows versions up to %d; use a newer program", db.name, c, v, want[c])
 		}
 	}
 	return nil
@@ -91,7 +91,7 @@ func (db *DB) migrate(ctx context.Context, app []Migration) error {
 	order := []string{coreComponent}
 	for _, m := range append(coreMigrations(), app...) {
 		if m.Component == "" {
-			return fmt.Errorf("sqlstore: migration %d (%s) names no component", m.Version, m.Name)
+			return fmt.Errorf("migration %d (%s) names no component", m.Version, m.Name)
 		}
 		if _, seen := byComponent[m.Component]; !seen && m.Component != coreComponent {
 			order = append(order, m.Component)
@@ -103,7 +103,7 @@ func (db *DB) migrate(ctx context.Context, app []Migration) error {
 		sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 		for i, m := range ms {
 			if m.Version != i+1 {
-				return fmt.Errorf("sqlstore: migrations of %s: expected version %d, found %d (%s): versions start at 1 without gaps", c, i+1, m.Version, m.Name)
+				return fmt.Errorf("migrations of %s: expected version %d, found %d (%s): versions start at 1 without gaps", c, i+1, m.Version, m.Name)
 			}
 		}
 		if err := db.migrateComponent(ctx, c, ms); err != nil {
@@ -139,7 +139,7 @@ func (db *DB) migrateOne(ctx context.Context, component string, ms []Migration) 
 			return err
 		}
 		if current > len(ms) {
-			return fmt.Errorf("sqlstore: %s was made by a newer version: its %s schema is at version %d, and this program knows versions up to %d; use a newer program, or another database",
+			return fmt.Errorf("%s was made by a newer version: its %s schema is at version %d, and this program knows versions up to %d; use a newer program, or another database",
 				db.name, component, current, len(ms))
 		}
 		if current == len(ms) {
@@ -152,7 +152,7 @@ func (db *DB) migrateOne(ctx context.Context, component string, ms []Migration) 
 			stmt = m.Postgres
 		}
 		if _, err := tx.q.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("sqlstore: migration %s %d (%s): %w", component, m.Version, m.Name, err)
+			return fmt.Errorf("migration %s %d (%s): %w", component, m.Version, m.Name, err)
 		}
 		_, err := tx.q.ExecContext(ctx, `INSERT INTO rubicon_schema (component, version, name, applied_at) VALUES ($1, $2, $3, $4)`,
 			component, m.Version, m.Name, time.Now().UnixMicro())

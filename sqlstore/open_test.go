@@ -166,6 +166,19 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 	}
 }
 
+// TestUnreadablePostgresURLs: a postgres:// DSN that the driver cannot
+// read is refused with ErrNotPostgresURL, naming the URL without its
+// password and saying what to write, even where the URL does not parse.
+func TestUnreadablePostgresURLs(t *testing.T) {
+	for _, dsn := range []string{"postgres://ann:s3cret@db.example/%zz", "postgres://ann:s3cret@db.example:99999/x"} {
+		_, err := sqlstore.Open(context.Background(), dsn, sqlstore.Options{})
+		if !errors.Is(err, sqlstore.ErrNotPostgresURL) || strings.Contains(err.Error(), "s3cret") ||
+			!strings.Contains(err.Error(), "ann:xxxxx@db.example") || !strings.Contains(err.Error(), "give postgres://USER@HOST:PORT/DATABASE") {
+			t.Errorf("Open(%q): %v; want ErrNotPostgresURL, naming the URL without its password and what to give", dsn, err)
+		}
+	}
+}
+
 // TestMemoryDatabaseIsOneDatabase: ":memory:" gives one database that
 // reads and writes share, not one per connection.
 func TestMemoryDatabaseIsOneDatabase(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -79,19 +80,23 @@ type Options struct {
 const idleInTransaction = time.Minute
 
 // ErrLocked reports a database that stayed locked past the busy timeout.
-var ErrLocked = errors.New("sqlstore: database is locked")
+var ErrLocked = errors.New("the database is locked")
 
 // ErrLogReplaced reports a SQLite database whose write-ahead log was
 // deleted or replaced while it was open: its commits can no longer be
 // made durable, and every write fails until it is opened again.
-var ErrLogReplaced = errors.New("sqlstore: the write-ahead log was deleted or replaced")
+var ErrLogReplaced = errors.New("the write-ahead log was deleted or replaced")
 
 // ErrNotWritable reports a SQLite database that cannot be opened for
 // writing, as a read-only file or directory: Options.ReadOnly opens it.
 var ErrNotWritable = errors.New("not writable")
 
+// ErrNotPostgresURL is the error of a postgres:// DSN that is not a URL
+// PostgreSQL's driver can read.
+var ErrNotPostgresURL = errors.New("not a PostgreSQL URL")
+
 // ErrReadOnly reports a write to a database opened with Options.ReadOnly.
-var ErrReadOnly = errors.New("sqlstore: the database is opened read-only")
+var ErrReadOnly = errors.New("the database is opened read-only")
 
 // DB is an open journal-and-ledger database. It is safe for concurrent use.
 type DB struct {
@@ -128,7 +133,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		opts.Synchronous = Full
 	}
 	if opts.Synchronous != Full && opts.Synchronous != Normal {
-		return nil, fmt.Errorf("sqlstore: Synchronous is %q: use FULL or NORMAL", opts.Synchronous)
+		return nil, fmt.Errorf("the Synchronous option is %q: use FULL or NORMAL", opts.Synchronous)
 	}
 	var db *DB
 	var err error
@@ -162,13 +167,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 }
 
 func openPostgres(dsn string, opts Options) (*DB, error) {
-	name := dsn
-	if u, err := url.Parse(dsn); err == nil {
-		name = u.Redacted()
-	}
+	name := RedactDSN(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open PostgreSQL %s: %w", name, err)
+		return nil, fmt.Errorf("%s is %w: give postgres://USER@HOST:PORT/DATABASE (%w)", name, ErrNotPostgresURL, err)
 	}
 	if _, set := cfg.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
 		// A transaction of a process that stopped (suspended, frozen)
@@ -213,7 +215,7 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 	}
 	writer, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&"+writerSync)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+		return nil, fmt.Errorf("cannot open the SQLite database %s: %w", path, err)
 	}
 	// One connection for every write of the journal and the ledger, which
 	// queue for it instead of spinning on SQLite's lock.
@@ -222,7 +224,7 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 	// Create the file and switch it to WAL now, so that a path that cannot
 	// be written fails here with its name.
 	fail := func(err error) error {
-		return fmt.Errorf("sqlstore: open SQLite database %s: %w", path, err)
+		return fmt.Errorf("cannot open the SQLite database %s: %w", path, err)
 	}
 	if err := writer.Ping(); err != nil {
 		writer.Close()
@@ -265,7 +267,7 @@ func openSQLite(dsn string, opts Options) (*DB, error) {
 // the shared-memory file beside it, and nothing can write it meanwhile.
 func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+		return nil, fmt.Errorf("cannot open the SQLite database %s read-only: %w", path, err)
 	}
 	params := "mode=ro&_pragma=query_only(1)&" + common
 	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) {
@@ -278,7 +280,7 @@ func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
 	}
 	pool, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+params)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+		return nil, fmt.Errorf("cannot open the SQLite database %s read-only: %w", path, err)
 	}
 	n := opts.MaxConns
 	if n <= 0 {
@@ -287,7 +289,7 @@ func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	if err := pool.Ping(); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("sqlstore: open SQLite database %s read-only: %w", path, err)
+		return nil, fmt.Errorf("cannot open the SQLite database %s read-only: %w", path, err)
 	}
 	return &DB{d: sqliteDialect, writer: pool, reader: pool, direct: pool, name: path, timeout: opts.BusyTimeout}, nil
 }
@@ -298,7 +300,7 @@ func openSQLiteReadOnly(path, common string, opts Options) (*DB, error) {
 func openMemory(common string, opts Options) (*DB, error) {
 	pool, err := sql.Open("sqlite", "file::memory:?_txlock=immediate&"+common)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+		return nil, fmt.Errorf("cannot open an in-memory SQLite database: %w", err)
 	}
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
@@ -306,12 +308,12 @@ func openMemory(common string, opts Options) (*DB, error) {
 	pool.SetConnMaxLifetime(0)
 	if err := pool.Ping(); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+		return nil, fmt.Errorf("cannot open an in-memory SQLite database: %w", err)
 	}
 	commits, err := newCommitter(pool, sqliteDialect, true)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("sqlstore: open an in-memory SQLite database: %w", err)
+		return nil, fmt.Errorf("cannot open an in-memory SQLite database: %w", err)
 	}
 	return &DB{d: sqliteDialect, writer: pool, reader: pool, direct: pool, name: ":memory:", timeout: opts.BusyTimeout, commits: commits}, nil
 }
@@ -328,24 +330,24 @@ func sqlitePath(dsn string) (path string, memory bool, err error) {
 	}
 	if !strings.HasPrefix(dsn, "file:") {
 		if dsn == "" {
-			return "", false, errors.New("sqlstore: no database path given: give a file path, a file: URI, \":memory:\" or a postgres:// URL")
+			return "", false, errors.New("no database path given: give a file path, a file: URI, \":memory:\" or a postgres:// URL")
 		}
 		return dsn, false, nil
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", false, fmt.Errorf("sqlstore: %q is not a file: URI (%v): give a plain path, or escape the URI", dsn, err)
+		return "", false, fmt.Errorf("%q is not a file: URI (%v): give a plain path, or escape the URI", dsn, err)
 	}
 	if u.Host != "" && u.Host != "localhost" {
-		return "", false, fmt.Errorf("sqlstore: %q names host %q: a file: URI names a local file, as file:/data/r.db", dsn, u.Host)
+		return "", false, fmt.Errorf("%q names host %q: a file: URI names a local file, as file:/data/r.db", dsn, u.Host)
 	}
 	if u.Fragment != "" {
-		return "", false, fmt.Errorf("sqlstore: %q has a fragment (#%s): escape # in a file name as %%23", dsn, u.Fragment)
+		return "", false, fmt.Errorf("%q has a fragment (#%s): escape # in a file name as %%23", dsn, u.Fragment)
 	}
 	path = u.Path
 	if u.Opaque != "" {
 		if path, err = url.PathUnescape(u.Opaque); err != nil {
-			return "", false, fmt.Errorf("sqlstore: %q: %v", dsn, err)
+			return "", false, fmt.Errorf("%q is not a file: URI (%v): give a plain path, or escape the URI", dsn, err)
 		}
 	}
 	for name, values := range u.Query() {
@@ -354,9 +356,9 @@ func sqlitePath(dsn string) (path string, memory bool, err error) {
 			memory = true
 		case name == "mode" && (v == "rwc" || v == "rw"):
 		case name == "mode":
-			return "", false, fmt.Errorf("sqlstore: %q asks for mode=%s: the journal writes (migrations, transitions, recovery), so the database is opened read-write; remove the parameter", dsn, v)
+			return "", false, fmt.Errorf("%q asks for mode=%s: the journal writes (migrations, transitions, recovery), so the database is opened read-write; remove the parameter", dsn, v)
 		default:
-			return "", false, fmt.Errorf("sqlstore: %q sets %s: parameters are not taken, since sqlstore sets SQLite's options itself (see Options); give the path alone", dsn, name)
+			return "", false, fmt.Errorf("%q sets %s: parameters are not taken, since sqlstore sets SQLite's options itself (see Options); give the path alone", dsn, name)
 		}
 	}
 	if path == ":memory:" {
@@ -366,7 +368,7 @@ func sqlitePath(dsn string) (path string, memory bool, err error) {
 		return "", true, nil
 	}
 	if path == "" {
-		return "", false, fmt.Errorf("sqlstore: %q names no file", dsn)
+		return "", false, fmt.Errorf("%q names no file", dsn)
 	}
 	return path, false, nil
 }
@@ -378,27 +380,27 @@ func checkWritable(path string) error {
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("sqlstore: cannot create database %s: the directory %s does not exist", path, dir)
+		return fmt.Errorf("cannot create database %s: the directory %s does not exist", path, dir)
 	case err != nil:
-		return fmt.Errorf("sqlstore: cannot use database %s: %w", path, err)
+		return fmt.Errorf("cannot use database %s: %w", path, err)
 	case !info.IsDir():
-		return fmt.Errorf("sqlstore: cannot create database %s: %s is not a directory", path, dir)
+		return fmt.Errorf("cannot create database %s: %s is not a directory", path, dir)
 	}
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return fmt.Errorf("sqlstore: cannot use database %s: it is a directory", path)
+		return fmt.Errorf("cannot use database %s: it is a directory", path)
 	}
 	// SQLite writes its -wal and -shm files beside the database, so the
 	// directory itself must be writable.
 	probe, err := os.CreateTemp(dir, ".rubicon-write-check-*")
 	if err != nil {
-		return fmt.Errorf("sqlstore: database %s is %w: cannot create files in %s: %w", path, ErrNotWritable, dir, err)
+		return fmt.Errorf("database %s is %w: cannot create files in %s: %w", path, ErrNotWritable, dir, err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
 	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
 		f.Close()
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("sqlstore: database %s is %w: %w", path, ErrNotWritable, err)
+		return fmt.Errorf("database %s is %w: %w", path, ErrNotWritable, err)
 	}
 	return nil
 }
@@ -551,4 +553,16 @@ func (s ledgerStore) Update(ctx context.Context, fn func(ledger.Tx) error) error
 // View implements ledger.Store.
 func (s ledgerStore) View(ctx context.Context, fn func(ledger.Tx) error) error {
 	return s.db.View(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+// password is the password of a DSN that may not parse as a URL.
+var password = regexp.MustCompile(`^([a-z]+://[^/@:]*):[^/@]*@`)
+
+// RedactDSN returns dsn with its password hidden, even in one that is not
+// a valid URL: for messages that name a database.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	return password.ReplaceAllString(dsn, "$1:xxxxx@")
 }

@@ -73,7 +73,7 @@ func (w *walSyncer) sync() error {
 	case errors.Is(err, unix.ENOENT):
 		return w.replaced("was deleted")
 	case err != nil:
-		return fmt.Errorf("sqlstore: syncing the write-ahead log %s: %w", w.path, err)
+		return fmt.Errorf("syncing the write-ahead log %s: %w", w.path, err)
 	case w.f != nil && (st.Ino != w.ino || st.Dev != w.dev):
 		return w.replaced("was replaced by another file")
 	}
@@ -86,7 +86,7 @@ func (w *walSyncer) sync() error {
 		err := unix.Fdatasync(int(w.f.Fd()))
 		if err != unix.EINTR {
 			if err != nil {
-				return fmt.Errorf("sqlstore: syncing the write-ahead log %s: %w", w.path, err)
+				return fmt.Errorf("syncing the write-ahead log %s: %w", w.path, err)
 			}
 			return nil
 		}
@@ -98,12 +98,12 @@ func (w *walSyncer) sync() error {
 func (w *walSyncer) open(st unix.Stat_t) error {
 	f, err := os.OpenFile(w.path, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("sqlstore: syncing the write-ahead log: %w", err)
+		return fmt.Errorf("syncing the write-ahead log: %w", err)
 	}
 	var fst unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &fst); err != nil {
 		f.Close()
-		return fmt.Errorf("sqlstore: syncing the write-ahead log %s: %w", w.path, err)
+		return fmt.Errorf("syncing the write-ahead log %s: %w", w.path, err)
 	}
 	if fst.Ino != st.Ino || fst.Dev != st.Dev {
 		f.Close()

@@ -188,17 +188,17 @@ func Build(doc *spec.Document, cfg *config.Config) (*Catalog, error) {
 			t = c.byAlias[name]
 		}
 		if t == nil {
-			return nil, fmt.Errorf("toolgate: the configuration names tool %q, which the document does not have (run inspect for the names)", name)
+			return nil, fmt.Errorf("the configuration names tool %q, which the document does not have (run inspect for the names)", name)
 		}
 		if other, ok := rules[t]; ok {
-			return nil, fmt.Errorf("toolgate: the configuration names tool %s twice, as %q and as %q; keep one", t.Name, other, name)
+			return nil, fmt.Errorf("the configuration names tool %s twice, as %q and as %q; keep one", t.Name, other, name)
 		}
 		rules[t] = name
 		t.ConfigName = name
 	}
 	for tag := range cfg.Tags {
 		if !tags[tag] {
-			return nil, fmt.Errorf("toolgate: the configuration names tag %q, which no operation has", tag)
+			return nil, fmt.Errorf("the configuration names tag %q, which no operation has", tag)
 		}
 	}
 	if err := checkSchemes(doc, cfg.Upstream); err != nil {

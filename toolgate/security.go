@@ -93,10 +93,10 @@ func checkSchemes(doc *spec.Document, up config.Upstream) error {
 			if len(doc.SecuritySchemes) > 0 {
 				declared = "declares " + strings.Join(slices.Sorted(maps.Keys(doc.SecuritySchemes)), ", ")
 			}
-			return fmt.Errorf("toolgate: the configuration gives upstream.schemes.%s, a scheme the document does not declare (it %s)", name, declared)
+			return fmt.Errorf("the configuration gives upstream.schemes.%s, a scheme the document does not declare (it %s)", name, declared)
 		}
 		if why := unfit(a, s); why != "" {
-			return fmt.Errorf("toolgate: upstream.schemes.%s is type %s, but the document's %s is %s: %s", name, a.Type, name, s, why)
+			return fmt.Errorf("upstream.schemes.%s is type %s, but the document's %s is %s: %s", name, a.Type, name, s, why)
 		}
 	}
 	return nil

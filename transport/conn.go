@@ -44,7 +44,7 @@ type countingConn struct {
 
 // errFenced is the write error of an attempt whose deadline passed before
 // its first byte was written.
-var errFenced = errors.New("transport: the request's deadline passed before its first byte was written; nothing was sent")
+var errFenced = errors.New("the request's deadline passed before its first byte was written; nothing was sent")
 
 // setFence arms the check of the next write against deadline; a zero
 // deadline disarms it.

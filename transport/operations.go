@@ -60,28 +60,28 @@ func checkOperation(op Operation) error {
 	switch op.Mode {
 	case retry.ByMethod, retry.OptedIn, retry.NotSentOnly:
 	default:
-		return fmt.Errorf("transport: operation %q: unknown mode %d: use retry.ByMethod, retry.OptedIn or retry.NotSentOnly", op.Pattern, int(op.Mode))
+		return fmt.Errorf("operation pattern %q: unknown mode %d: use retry.ByMethod, retry.OptedIn or retry.NotSentOnly", op.Pattern, int(op.Mode))
 	}
 	method, rest, ok := strings.Cut(strings.TrimLeft(op.Pattern, " \t"), " ")
 	if !ok || method == "" || strings.ContainsAny(method, "/{") {
-		return fmt.Errorf("transport: operation %q: the pattern must start with a method, as in \"POST /v1/orders\"", op.Pattern)
+		return fmt.Errorf("operation pattern %q: the pattern must start with a method, as in \"POST /v1/orders\"", op.Pattern)
 	}
 	if upper := strings.ToUpper(method); method != upper {
-		return fmt.Errorf("transport: operation %q: methods are case-sensitive and requests send them in upper case, so %q would never match: write %q", op.Pattern, method, upper)
+		return fmt.Errorf("operation pattern %q: methods are case-sensitive and requests send them in upper case, so %q would never match: write %q", op.Pattern, method, upper)
 	}
 	host, path, ok := strings.Cut(strings.TrimSpace(rest), "/")
 	if !ok {
-		return fmt.Errorf("transport: operation %q: the pattern needs a path after the method, as in \"POST /v1/orders\"", op.Pattern)
+		return fmt.Errorf("operation pattern %q: the pattern needs a path after the method, as in \"POST /v1/orders\"", op.Pattern)
 	}
 	if strings.Contains(host, ":") {
-		return fmt.Errorf("transport: operation %q: a host is matched without its port, so %q would never match: write the host alone", op.Pattern, host)
+		return fmt.Errorf("operation pattern %q: a host is matched without its port, so %q would never match: write the host alone", op.Pattern, host)
 	}
 	path = "/" + path
 	if op.Mode == retry.OptedIn && path != "/{$}" && !hasLiteralSegment(path) {
-		return fmt.Errorf("transport: operation %q: opting in must name an operation; a pattern without a literal path segment matches (almost) every path and would opt in the whole client", op.Pattern)
+		return fmt.Errorf("operation pattern %q: opting in must name an operation; a pattern without a literal path segment matches (almost) every path and would opt in the whole client", op.Pattern)
 	}
 	if strings.HasSuffix(path, "/") {
-		return fmt.Errorf("transport: operation %q: a pattern ending in / would match every path below %s; write %q for that path alone, or %q to name every operation below it", op.Pattern, path, method+" "+host+path+"{$}", method+" "+host+path+"{rest...}")
+		return fmt.Errorf("operation pattern %q: a pattern ending in / would match every path below %s; write %q for that path alone, or %q to name every operation below it", op.Pattern, path, method+" "+host+path+"{$}", method+" "+host+path+"{rest...}")
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func hasLiteralSegment(path string) bool {
 func register(mux *http.ServeMux, op Operation) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("transport: operation %q: %v", op.Pattern, r)
+			err = fmt.Errorf("operation pattern %q: %v", op.Pattern, r)
 		}
 	}()
 	mux.Handle(op.Pattern, modeHandler(op.Mode))

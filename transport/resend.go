@@ -33,7 +33,7 @@ const maxDigestedBody = 64 << 20
 
 // ErrResendRefused is wrapped by the error of a request that the Transport
 // did not send because it repeats a call whose outcome is unknown.
-var ErrResendRefused = errors.New("transport: a re-send of a call whose outcome is unknown was not sent")
+var ErrResendRefused = errors.New("a re-send of a call whose outcome is unknown was not sent")
 
 type callKey struct{}
 

@@ -288,7 +288,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	if req.URL == nil {
 		closeBody(req)
-		return nil, errors.New("rubicon: request has no URL")
+		return nil, errors.New("the request has no URL")
 	}
 	mode, key := t.modeOf(req)
 	c := call{t: t, req: req, mode: mode, header: req.Header, body: req.Body, getBody: req.GetBody}

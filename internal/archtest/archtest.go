@@ -28,13 +28,15 @@ type component struct {
 // components lists every component, most specific path first where paths
 // nest. Levels, bottom up: the vocabulary; pure decisions; the core
 // services and their test kit; the one store and its conformance suite;
-// what both products share; the products; the programs.
+// what both products share, and a product's own vocabulary; the products;
+// the programs. A component nested in another (recall/recording in
+// recall) is that one's own: only its packages import it.
 var components = []component{
 	{"", 0}, {"internal/input", 0}, {"internal/version", 0},
 	{"retry", 1},
 	{"transport", 2}, {"journal", 2}, {"ledger", 2}, {"faultserver", 2},
 	{"sqlstore", 3}, {"storetest", 3},
-	{"console", 4}, {"internal/command", 4},
+	{"console", 4}, {"internal/command", 4}, {"recall/recording", 4},
 	{"recall", 5}, {"toolgate", 5}, {"internal/shopapi", 5},
 	{"cmd/recall-archive", 6}, {"cmd/toolgate", 6},
 	{"examples/archive", 6}, {"examples/boundary", 6}, {"examples/shop", 6},
@@ -109,6 +111,8 @@ func breaks(path string, from component, imp string) string {
 		return ""
 	case to.path == from.path:
 		return ""
+	case nestedIn(to) != "" && !within(path, nestedIn(to)):
+		return fmt.Sprintf("%s is %s's own: only %s's packages import it", show(to.path), nestedIn(to), nestedIn(to))
 	case to.level == from.level:
 		return fmt.Sprintf("%s and %s are side by side (level %d); neither imports the other", show(from.path), show(to.path), to.level)
 	case to.level > from.level:
@@ -126,6 +130,18 @@ func componentOf(path string) (component, bool) {
 		}
 	}
 	return best, found
+}
+
+// nestedIn returns the path of the component that c is nested in, whose
+// packages alone may import it, or "" if it is nested in none.
+func nestedIn(c component) string {
+	outer := ""
+	for _, o := range components {
+		if o.path != "" && o.path != c.path && within(c.path, o.path) && len(o.path) > len(outer) {
+			outer = o.path
+		}
+	}
+	return outer
 }
 
 func within(path, dir string) bool {

@@ -78,7 +78,8 @@ func TestCheckFindsEveryBrokenRule(t *testing.T) {
 		{Path: ""},
 		{Path: "retry", Imports: []string{""}},
 		{Path: "transport", Imports: []string{"", "retry"}},
-		{Path: "recall/store", Imports: []string{"journal", "sqlstore", "recall/provider"}},
+		{Path: "recall/recording"},
+		{Path: "recall/store", Imports: []string{"journal", "sqlstore", "recall/recording"}},
 		{Path: "recall/cli", Imports: []string{"recall", "recall/consoleui", "internal/command"}},
 		{Path: "cmd/recall-archive", Imports: []string{"recall/cli"}},
 	}
@@ -98,6 +99,8 @@ func TestCheckFindsEveryBrokenRule(t *testing.T) {
 		{Package{Path: "toolgate", Imports: []string{"toolgate/consoleui"}}, "only toolgate/cli"},
 		{Package{Path: "cmd/toolgate", Imports: []string{"toolgate/cli", "toolgate/spec"}}, "a main package starts toolgate/cli"},
 		{Package{Path: "ledger", Imports: []string{"internal/testdb"}}, "test kit"},
+		{Package{Path: "toolgate", Imports: []string{"recall/recording"}}, "recall's own"},
+		{Package{Path: "recall/recording", Imports: []string{"recall/store"}}, "imports point down"},
 		{Package{Path: "newthing"}, "in no component"},
 	}
 	for _, c := range cases {

@@ -4,8 +4,8 @@
 // variable and default location; --json; help that reads the same as
 // "help COMMAND" and as "COMMAND --help"; usage errors (exit 2) apart from
 // failures (exit 1) and the product's own exit codes; every error printed
-// once, after the command's own prefix; and shell completion for bash, zsh
-// and fish.
+// once, as it is written, after the command's name; and shell completion
+// for bash, zsh and fish.
 //
 // It is built on github.com/spf13/cobra, which parses the flags (before,
 // between or after the arguments; "--" ends them) and generates the
@@ -130,7 +130,8 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 // Usagef returns a usage error: the command line was wrong. It is
-// printed with the command's usage, and ends the command with exit 2.
+// printed on one line, followed by where to read the command's usage, and
+// ends the command with exit 2.
 func Usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
@@ -177,8 +178,8 @@ func (p *Program) Main(ctx context.Context, args []string, env Env) int {
 	return p.report(c, env, err)
 }
 
-// report prints err, if any, as the command c should, and returns the
-// exit code it ends with.
+// report prints err, if any, after the command c's name and as it is
+// written, and returns the exit code it ends with.
 func (p *Program) report(c *cobra.Command, env Env, err error) int {
 	var ue *usageError
 	var ee *exitError
@@ -189,15 +190,15 @@ func (p *Program) report(c *cobra.Command, env Env, err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ie):
-		fmt.Fprintf(env.Stderr, "%s: %s\n", c.CommandPath(), Describe(err))
+		fmt.Fprintf(env.Stderr, "%s: %v\n", c.CommandPath(), err)
 		return ExitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "%s: %s\n\n", c.CommandPath(), ue.msg)
-		c.SetOut(env.Stderr)
-		c.HelpFunc()(c, nil)
+		// What was wrong, and where to read more: the whole help would
+		// push the one line that matters off the screen.
+		fmt.Fprintf(env.Stderr, "%s: %s\nRun '%s --help' for usage.\n", c.CommandPath(), ue.msg, c.CommandPath())
 		return ExitUsage
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", c.CommandPath(), Describe(err))
+	fmt.Fprintf(env.Stderr, "%s: %v\n", c.CommandPath(), err)
 	return ExitFailure
 }
 

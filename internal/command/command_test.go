@@ -27,6 +27,10 @@ type seen struct {
 	res   journal.Resolution
 }
 
+// failure is what the fail command fails with: written as a package
+// writes its errors, the driver's several lines and all.
+var failure = fmt.Errorf("journal: open the database x.db: %w", errors.New("sqlstore: the file is locked:\n\tby process 12"))
+
 // example is a program with a command of each kind the products have.
 func example(s *seen) *command.Program {
 	var rule command.Resolve
@@ -44,9 +48,7 @@ func example(s *seen) *command.Program {
 					return err
 				}},
 			{Name: "fail", Summary: "fail as a package does",
-				Run: func(context.Context, *command.Run) error {
-					return fmt.Errorf("journal: open: %w", errors.New("sqlstore: the file is locked"))
-				}},
+				Run: func(context.Context, *command.Run) error { return failure }},
 			{Name: "ambiguous", Summary: "end with the program's own code", Run: func(context.Context, *command.Run) error { return command.Exit(3) }},
 			{Name: "resolve", Args: []command.Arg{{Name: "KEY", Help: "the key"}}, Summary: "settle", Help: command.ResolveHelp,
 				Flags: func(f *pflag.FlagSet) { rule.Flags(f, "it was", "it was not") },
@@ -72,7 +74,7 @@ func run(s *seen, env map[string]string, args ...string) result {
 
 // TestExitCodesAndMessages checks the exit codes and the first line of
 // standard error: a usage error names the problem after the command's
-// prefix and shows the usage; a failure has exactly one prefix.
+// prefix and says where the usage is; a failure has exactly one prefix.
 func TestExitCodesAndMessages(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -92,7 +94,7 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"add", "b", "p", "--count"}, 2, "example add: --count needs a value"},
 		{[]string{"add", "b", "p", "--count", "many"}, 2, `example add: --count is "many": give a whole number`},
 		{[]string{"add", "b", "p", "--json=maybe"}, 2, `example add: --json is "maybe"; give true or false, or leave the value out for true`},
-		{[]string{"fail"}, 1, "example fail: open: the file is locked"},
+		{[]string{"fail"}, 1, "example fail: journal: open the database x.db: sqlstore: the file is locked:"},
 		{[]string{"ambiguous"}, 3, ""},
 		{[]string{"--db", filepath.Join(dir, "x.db"), "add", "b", "p"}, 0, ""},
 		{[]string{"help", "bogus"}, 2, `example help: unknown command "bogus"`},
@@ -103,9 +105,42 @@ func TestExitCodesAndMessages(t *testing.T) {
 		if r.code != c.code || first != c.first {
 			t.Errorf("%q: exit %d, %q; want %d, %q", c.args, r.code, first, c.code, c.first)
 		}
-		if c.code == 2 && !strings.Contains(r.stderr, "usage: example") {
-			t.Errorf("%q: a usage error without the usage:\n%s", c.args, r.stderr)
+		if c.code == 2 && !strings.Contains(r.stderr, "--help' for usage.") {
+			t.Errorf("%q: a usage error that does not say where the usage is:\n%s", c.args, r.stderr)
 		}
+	}
+}
+
+// TestUsageErrorIsOneLine: a usage error is the problem on one line and
+// where to read the usage on the next, and not the whole help, which
+// would push the problem off the screen.
+func TestUsageErrorIsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "b", "p", "--nope"}, "example add: unknown flag --nope\nRun 'example add --help' for usage.\n"},
+		{[]string{"add"}, "example add: give BATCH, the batch\nRun 'example add --help' for usage.\n"},
+		{[]string{"bogus"}, "example: unknown command \"bogus\"\nRun 'example --help' for usage.\n"},
+	} {
+		r := run(&seen{}, nil, c.args...)
+		if r.code != 2 || r.stderr != c.want || r.stdout != "" {
+			t.Errorf("%q: exit %d, standard error\n%s\nwant exit 2 and\n%s", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	// The pointer leads to the usage.
+	if r := run(&seen{}, nil, "add", "--help"); r.code != 0 || !strings.HasPrefix(r.stdout, "usage: example add ") {
+		t.Errorf("add --help: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestErrorPrintedAsWritten: a failure is printed after the command's
+// name exactly as its error reads, lines and package prefixes included:
+// nothing between the package and the person rewrites it.
+func TestErrorPrintedAsWritten(t *testing.T) {
+	r := run(&seen{}, nil, "fail")
+	if want := "example fail: " + failure.Error() + "\n"; r.code != 1 || r.stderr != want {
+		t.Errorf("fail: exit %d, standard error\n%q\nwant exit 1 and\n%q", r.code, r.stderr, want)
 	}
 }
 

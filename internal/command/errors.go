@@ -3,38 +3,9 @@ package command
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 )
-
-// packagePrefixes are the prefixes the module's packages start their
-// errors with, as Go's packages do ("json: ..."): a library's caller
-// learns which package spoke. At the command line the command's own
-// prefix replaces them: a person reads "toolgate serve: ...", once.
-var packagePrefixes = []string{"rubicon: ", "retry: ", "transport: ", "journal: ", "ledger: ", "sqlstore: ",
-	"recall: ", "media: ", "provider: ", "sandbox: ", "toolgate: ", "spec: ", "config: ", "risk: "}
-
-// Describe renders an error for the person at the terminal: on one line,
-// without the prefixes of the packages it passed through.
-func Describe(err error) string {
-	msg := err.Error()
-	for changed := true; changed; {
-		changed = false
-		for _, p := range packagePrefixes {
-			if strings.HasPrefix(msg, p) {
-				msg, changed = msg[len(p):], true
-			}
-			if strings.Contains(msg, ": "+p) {
-				msg, changed = strings.ReplaceAll(msg, ": "+p, ": "), true
-			}
-		}
-	}
-	// Drivers report several addresses tried on lines of their own.
-	msg = strings.ReplaceAll(msg, ":\n\t", ": ")
-	msg = strings.ReplaceAll(msg, "\n\t", "; ")
-	return strings.ReplaceAll(msg, "\n", " ")
-}
 
 // flagError says what is wrong with a flag, in the words of the usage:
 // the flag as written with two dashes, and what to give.

@@ -67,7 +67,7 @@ func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
 func providerHelp() string {
 	var parts []string
 	for _, r := range provider.Registered() {
-		if r.Play {
+		if r.Play() {
 			parts = append(parts, r.Name+" ("+r.About+")")
 		} else {
 			parts = append(parts, r.Name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/cli"
+	rec "github.com/rubicon-go/rubicon/recall/recording" // the tests name their tone helper recording
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -40,7 +41,7 @@ func TestRunTellsTheBatchAsItStands(t *testing.T) {
 	}
 	defer a.Close()
 	sum, size, _ := recall.HashFile(filepath.Join(dir, "held.mp3"))
-	chunks, err := a.Store().PlanChunks(ctx, []store.Chunk{{SHA256: sum, Transcriber: store.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Count: 1, Duration: time.Second}})
+	chunks, err := a.Store().PlanChunks(ctx, []store.Chunk{{SHA256: sum, Transcriber: rec.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Count: 1, Duration: time.Second}})
 	if err != nil || size == 0 {
 		t.Fatal(err)
 	}

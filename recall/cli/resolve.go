@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // resolveCommand is "recall-archive resolve": a person's decision on an
@@ -52,14 +51,14 @@ func resolveCommand(o recall.Options) *command.Command {
 
 // readTranscript reads a transcript a person gives, as the console does
 // ([recall.ParseTranscript]).
-func readTranscript(path string) (*provider.Transcript, error) {
+func readTranscript(path string) (*recording.Transcript, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	t, err := recall.ParseTranscript(data)
 	if err != nil {
-		return nil, fmt.Errorf("--transcript %s: %s", path, strings.TrimPrefix(err.Error(), "recall: "))
+		return nil, fmt.Errorf("--transcript %s: %w", path, err)
 	}
 	return t, nil
 }

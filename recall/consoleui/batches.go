@@ -13,6 +13,7 @@ import (
 	"github.com/rubicon-go/rubicon/console"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -33,7 +34,7 @@ func (u *UI) Pages() []console.Page {
 
 // stateInfo is how the pages name a recording's progress.
 type stateInfo struct {
-	State store.Progress
+	State recording.Progress
 	// Label names it; Means says what it means and what to do.
 	Label, Means string
 }
@@ -42,13 +43,13 @@ type stateInfo struct {
 // pages show them. A state the store reports that is not here is shown
 // under its own name.
 var states = []stateInfo{
-	{store.Done, "done", "every part transcribed"},
-	{store.Waiting, "waiting", "not sent yet: the next run sends it"},
-	{store.Sending, "sending", "a request in flight"},
-	{store.FailedSafely, "failed safely", "failed before it was paid for, or refused by the provider: retry-failed --safe-only queues it again"},
-	{store.RefusedByBudget, "refused by budget", "never sent: the batch's budget could not pay for it; raise the budget and run again"},
-	{store.Ambiguous, "ambiguous", "may have been charged without an answer: a person settles it"},
-	{store.Untranscribed, "paid, no transcript", "charged, as the provider said, which kept no transcript to fetch"},
+	{recording.Done, "done", "every part transcribed"},
+	{recording.Waiting, "waiting", "not sent yet: the next run sends it"},
+	{recording.Sending, "sending", "a request in flight"},
+	{recording.FailedSafely, "failed safely", "failed before it was paid for, or refused by the provider: retry-failed --safe-only queues it again"},
+	{recording.RefusedByBudget, "refused by budget", "never sent: the batch's budget could not pay for it; raise the budget and run again"},
+	{recording.Ambiguous, "ambiguous", "may have been charged without an answer: a person settles it"},
+	{recording.Untranscribed, "paid, no transcript", "charged, as the provider said, which kept no transcript to fetch"},
 }
 
 // tally is how many of a batch's recordings are in one state.
@@ -92,8 +93,8 @@ func progressBar(ts []tally) []segment {
 
 // tallies counts progress by state, known states first, each with its
 // part of a bar.
-func tallies(progress map[string]store.Progress) []tally {
-	counts := map[store.Progress]int{}
+func tallies(progress map[string]recording.Progress) []tally {
+	counts := map[recording.Progress]int{}
 	for _, p := range progress {
 		counts[p]++
 	}
@@ -102,7 +103,7 @@ func tallies(progress map[string]store.Progress) []tally {
 		out = append(out, tally{stateInfo: s, Count: counts[s.State]})
 		delete(counts, s.State)
 	}
-	var other []store.Progress
+	var other []recording.Progress
 	for p := range counts {
 		other = append(other, p)
 	}
@@ -123,7 +124,7 @@ type summary struct {
 }
 
 // summarize reads a batch's status, progress and estimate.
-func (u *UI) summarize(ctx context.Context, b store.Batch) (summary, map[string]store.Progress, error) {
+func (u *UI) summarize(ctx context.Context, b store.Batch) (summary, map[string]recording.Progress, error) {
 	s := summary{Batch: b}
 	var err error
 	if s.Status, err = u.a.Status(ctx, b.Name); err != nil {
@@ -248,12 +249,12 @@ func budget(m recall.Money) (left ledger.Amount, over bool, b []segment) {
 
 // rows lists the batch's recordings in the state filter (every one when
 // empty), at most maxRows, and how many more there are.
-func (u *UI) rows(ctx context.Context, batch string, progress map[string]store.Progress, filter string) ([]recordingRow, int, error) {
+func (u *UI) rows(ctx context.Context, batch string, progress map[string]recording.Progress, filter string) ([]recordingRow, int, error) {
 	contents, err := u.s.Contents(ctx, batch)
 	if err != nil {
 		return nil, 0, err
 	}
-	files, err := u.s.Files(ctx, batch, store.Added)
+	files, err := u.s.Files(ctx, batch, recording.Added)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -278,7 +279,7 @@ func (u *UI) rows(ctx context.Context, batch string, progress map[string]store.P
 }
 
 // info returns how the pages name the state p.
-func info(p store.Progress) stateInfo {
+func info(p recording.Progress) stateInfo {
 	for _, s := range states {
 		if s.State == p {
 			return s

@@ -24,6 +24,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -155,7 +156,7 @@ func (u *UI) describe(op journal.Operation) string {
 	if len(paths) > 1 {
 		what += fmt.Sprintf(" (and %d other file%s with the same recording)", len(paths)-1, map[bool]string{true: "s"}[len(paths) > 2])
 	}
-	if chunks, err := u.s.Chunks(ctx, sha, store.Transcriber{}); err == nil && len(chunks) > 1 {
+	if chunks, err := u.s.Chunks(ctx, sha, recording.Transcriber{}); err == nil && len(chunks) > 1 {
 		for _, c := range chunks {
 			if c.Key == op.Key {
 				what += fmt.Sprintf(", part %d of %d (%s to %s)", c.Index+1, c.Count, clock(c.Start), clock(c.Start+c.Duration))

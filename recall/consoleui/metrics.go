@@ -11,6 +11,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -79,7 +80,7 @@ func (c *archiveCollector) batch(ctx context.Context, ch chan<- prometheus.Metri
 	if err != nil {
 		return err
 	}
-	for _, st := range []string{store.Added, store.Failed, store.Rejected} {
+	for _, st := range []string{recording.Added, recording.Failed, recording.Rejected} {
 		ch <- prometheus.MustNewConstMetric(c.files, prometheus.GaugeValue, float64(files[st]), name, st)
 	}
 	m, err := c.s.Money(ctx, name)

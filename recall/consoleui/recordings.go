@@ -7,6 +7,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/console"
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -54,7 +55,7 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	parts, err := u.s.Parts(ctx, sha, store.Transcriber{})
+	parts, err := u.s.Parts(ctx, sha, recording.Transcriber{})
 	if err != nil {
 		u.fail(w, r, err)
 		return

@@ -3,7 +3,7 @@ package consoleui
 import (
 	"context"
 	"errors"
-	"strings"
+	"fmt"
 
 	"github.com/rubicon-go/rubicon/console"
 	"github.com/rubicon-go/rubicon/journal"
@@ -46,7 +46,7 @@ func (u *UI) resolve(ctx context.Context, key string, res journal.Resolution, f 
 			return journal.Operation{}, errors.New("a transcript goes with Applied: a request that was not applied has none; send the form without the file")
 		}
 		if d.Transcript, err = recall.ParseTranscript(data); err != nil {
-			return journal.Operation{}, errors.New(name + ": " + strings.TrimPrefix(err.Error(), "recall: "))
+			return journal.Operation{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if d.Evidence == nil {
 			d.Evidence = journal.Evidence{}

@@ -83,15 +83,15 @@ func ReadFrames(path string) (Frames, error) {
 		if _, err := io.ReadFull(r, head[:]); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return Frames{}, fmt.Errorf("media: %s ends inside a frame header at byte %d", path, off)
+			return Frames{}, fmt.Errorf("%s ends inside a frame header at byte %d", path, off)
 		}
 		length, n, sr, ok := frameHeader(binary.BigEndian.Uint32(head[:]))
 		if !ok || (rate != 0 && (sr != rate || n != samples)) {
-			return Frames{}, fmt.Errorf("media: %s is not a plain MP3 stream: no frame header of one sample rate at byte %d", path, off)
+			return Frames{}, fmt.Errorf("%s is not a plain MP3 stream: no frame header of one sample rate at byte %d", path, off)
 		}
 		rate, samples = sr, n
 		if _, err := r.Discard(length - 4); err != nil {
-			return Frames{}, fmt.Errorf("media: %s ends inside its last frame (at byte %d): the file is cut short", path, off)
+			return Frames{}, fmt.Errorf("%s ends inside its last frame (at byte %d): the file is cut short", path, off)
 		}
 		out.Offsets = append(out.Offsets, off)
 		off += int64(length)

@@ -18,13 +18,13 @@ import (
 // ErrNotInstalled reports that ffprobe or ffmpeg is missing. Failures it
 // causes happen before any paid request, so they are safe to retry once the
 // tool is installed.
-var ErrNotInstalled = errors.New("media: ffmpeg is not installed")
+var ErrNotInstalled = errors.New("ffmpeg is not installed")
 
 // ErrNotMedia reports a file that ffprobe cannot read as audio or video.
-var ErrNotMedia = errors.New("media: not a media file")
+var ErrNotMedia = errors.New("not a media file")
 
 // ErrNoAudio reports a media file without an audio track.
-var ErrNoAudio = errors.New("media: no audio track")
+var ErrNoAudio = errors.New("no audio track")
 
 // Tools locates ffprobe and ffmpeg. The zero value looks them up on PATH.
 type Tools struct {
@@ -77,7 +77,7 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 		return Info{}, fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffprobe())
 	}
 	if ctx.Err() != nil {
-		return Info{}, fmt.Errorf("media: probing %s took longer than %s", path, timeout)
+		return Info{}, fmt.Errorf("probing %s took longer than %s", path, timeout)
 	}
 	if err != nil {
 		detail := strings.TrimPrefix(lastLine(stderr.String(), err), "file:"+path+": ")
@@ -93,7 +93,7 @@ func (t Tools) Probe(ctx context.Context, path string) (Info, error) {
 		} `json:"format"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return Info{}, fmt.Errorf("media: probing %s: unreadable ffprobe output: %v", path, err)
+		return Info{}, fmt.Errorf("probing %s: unreadable ffprobe output: %v", path, err)
 	}
 	info := Info{Format: out.Format.Name}
 	audio := false
@@ -143,7 +143,7 @@ func (t Tools) AudioDuration(ctx context.Context, path string) (time.Duration, e
 		}
 	}
 	if us <= 0 {
-		return 0, errors.New("media: ffmpeg did not say how long the audio is")
+		return 0, errors.New("ffmpeg did not say how long the audio is")
 	}
 	return time.Duration(us) * time.Microsecond, nil
 }

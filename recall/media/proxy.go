@@ -61,7 +61,7 @@ func (t Tools) Version(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
 	if err != nil {
-		return "", fmt.Errorf("media: %s -version: %w", t.ffmpeg(), err)
+		return "", fmt.Errorf("%s -version: %w", t.ffmpeg(), err)
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	line = strings.TrimSpace(strings.SplitN(line, " Copyright", 2)[0])
@@ -139,7 +139,7 @@ func (t Tools) Cut(ctx context.Context, src, dst string, start, length time.Dura
 	}
 	first, end := frames.Index(start), frames.Index(start+length)
 	if end <= first {
-		return fmt.Errorf("media: no whole frame of %s between %s and %s (it lasts %s)", src, start, start+length, frames.Duration())
+		return fmt.Errorf("no whole frame of %s between %s and %s (it lasts %s)", src, start, start+length, frames.Duration())
 	}
 	return writeOnce(ctx, dst, true, t.LockStale, func(tmp string) error {
 		return copyRange(src, tmp, frames.Offsets[first], frames.Offsets[end])
@@ -184,7 +184,7 @@ func (t Tools) run(ctx context.Context, dst, tmp string, args ...string) error {
 		return fmt.Errorf("%w: %s was not found on PATH (install ffmpeg)", ErrNotInstalled, t.ffmpeg())
 	}
 	if err != nil {
-		return fmt.Errorf("media: ffmpeg could not make %s: %s", dst, lastLine(stderr.String(), err))
+		return fmt.Errorf("ffmpeg could not make %s: %s", dst, lastLine(stderr.String(), err))
 	}
 	return nil
 }

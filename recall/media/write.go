@@ -14,7 +14,7 @@ import (
 
 // ErrBusy reports a file that another writer, in this process or another
 // on the same machine, is making now.
-var ErrBusy = errors.New("media: the file is being made by another writer")
+var ErrBusy = errors.New("the file is being made by another writer")
 
 // partialSuffix ends the name of a file being written. Each writer writes
 // its own, named dst.WRITER.partial, and renames it to dst when it is
@@ -131,7 +131,7 @@ func writeOnce(ctx context.Context, dst string, wait bool, stale time.Duration, 
 	for {
 		u, ok, err := tryLock(lock)
 		if err != nil {
-			return fmt.Errorf("media: cannot lock %s: %w", dst, err)
+			return fmt.Errorf("cannot lock %s: %w", dst, err)
 		}
 		if ok {
 			stop := hold(lock, stale/15)
@@ -175,7 +175,7 @@ func writeOnce(ctx context.Context, dst string, wait bool, stale time.Duration, 
 	}
 	st, err := os.Stat(tmp)
 	if err == nil && st.Size() == 0 {
-		err = diskFull(dst, fmt.Errorf("media: %s came out empty", dst))
+		err = diskFull(dst, fmt.Errorf("%s came out empty", dst))
 	}
 	if err == nil {
 		err = os.Rename(tmp, dst)
@@ -191,7 +191,7 @@ func writeOnce(ctx context.Context, dst string, wait bool, stale time.Duration, 
 // has no room left: ffmpeg's output then ends short, or empty.
 func diskFull(dst string, err error) error {
 	if free, ok := freeSpace(filepath.Dir(dst)); ok && free < minFree {
-		return fmt.Errorf("media: the disk that holds %s is full (%d bytes free): free some space and run again (%w)", filepath.Dir(dst), free, err)
+		return fmt.Errorf("the disk that holds %s is full (%d bytes free): free some space and run again (%w)", filepath.Dir(dst), free, err)
 	}
 	return err
 }

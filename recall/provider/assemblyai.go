@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // assemblyAI sends audio to AssemblyAI in three steps: upload the audio
@@ -89,28 +90,28 @@ func (a *assemblyAI) request(ctx context.Context, method, path string, body []by
 
 // transcribe uploads the chunk, creates its job and polls it, all through
 // the paid client.
-func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
+func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (recording.Transcript, error) {
 	audio, err := os.ReadFile(c.Path)
 	if err != nil {
-		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
+		return recording.Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
 	}
 	// 1. The upload costs nothing: any failure of it is safe to retry.
 	req, err := a.request(ctx, http.MethodPost, "/v2/upload", audio, "application/octet-stream")
 	if err != nil {
-		return Transcript{}, &LocalError{err}
+		return recording.Transcript{}, &LocalError{err}
 	}
 	data, _, err := call(paid, req, "assemblyai", "")
 	if err != nil {
-		return Transcript{}, &LocalError{fmt.Errorf("assemblyai: upload: %w", err)}
+		return recording.Transcript{}, &LocalError{fmt.Errorf("assemblyai: upload: %w", err)}
 	}
 	var up struct {
 		UploadURL string `json:"upload_url"`
 	}
 	if err := json.Unmarshal(data, &up); err != nil || up.UploadURL == "" {
-		return Transcript{}, &LocalError{fmt.Errorf("assemblyai: upload: no upload_url in the answer")}
+		return recording.Transcript{}, &LocalError{fmt.Errorf("assemblyai: upload: no upload_url in the answer")}
 	}
 	if err := c.note(journal.Evidence{evAssemblyUpload: up.UploadURL}); err != nil {
-		return Transcript{}, &LocalError{fmt.Errorf("recording the upload URL: %w", err)}
+		return recording.Transcript{}, &LocalError{fmt.Errorf("recording the upload URL: %w", err)}
 	}
 
 	// 2. The paid request: a transcript job for the upload.
@@ -121,18 +122,18 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	body, _ := json.Marshal(ask)
 	req, err = a.request(ctx, http.MethodPost, "/v2/transcript", body, "application/json")
 	if err != nil {
-		return Transcript{}, &LocalError{err}
+		return recording.Transcript{}, &LocalError{err}
 	}
 	data, _, err = call(paid, req, "assemblyai", "")
 	if err != nil {
-		return Transcript{}, err
+		return recording.Transcript{}, err
 	}
 	var job assemblyTranscript
 	if err := json.Unmarshal(data, &job); err != nil || job.ID == "" {
-		return Transcript{}, fmt.Errorf("assemblyai: the transcript job was accepted without a readable id")
+		return recording.Transcript{}, fmt.Errorf("assemblyai: the transcript job was accepted without a readable id")
 	}
 	if err := c.note(journal.Evidence{evAssemblyJob: job.ID}); err != nil {
-		return Transcript{}, &AcceptedError{Provider: "assemblyai", ID: job.ID, Err: fmt.Errorf("recording the job: %w", err)}
+		return recording.Transcript{}, &AcceptedError{Provider: "assemblyai", ID: job.ID, Err: fmt.Errorf("recording the job: %w", err)}
 	}
 
 	// 3. Poll. Any failure from here leaves a job that exists: ambiguous,
@@ -145,7 +146,7 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	return t, err
 }
 
-func (a *assemblyAI) poll(ctx context.Context, hc *http.Client, id string) (Transcript, error) {
+func (a *assemblyAI) poll(ctx context.Context, hc *http.Client, id string) (recording.Transcript, error) {
 	every := a.pollEvery
 	if every <= 0 {
 		every = 3 * time.Second
@@ -153,17 +154,17 @@ func (a *assemblyAI) poll(ctx context.Context, hc *http.Client, id string) (Tran
 	for {
 		job, err := a.get(ctx, hc, id)
 		if err != nil {
-			return Transcript{}, fmt.Errorf("assemblyai: polling job %s: %w", id, err)
+			return recording.Transcript{}, fmt.Errorf("assemblyai: polling job %s: %w", id, err)
 		}
 		switch job.Status {
 		case "completed":
 			return job.transcript(), nil
 		case "error":
-			return Transcript{}, &JobError{Provider: "assemblyai", ID: id, Message: job.Error}
+			return recording.Transcript{}, &JobError{Provider: "assemblyai", ID: id, Message: job.Error}
 		}
 		select {
 		case <-ctx.Done():
-			return Transcript{}, fmt.Errorf("assemblyai: job %s still %s: %w", id, job.Status, ctx.Err())
+			return recording.Transcript{}, fmt.Errorf("assemblyai: job %s still %s: %w", id, job.Status, ctx.Err())
 		case <-time.After(every):
 		}
 	}
@@ -187,8 +188,8 @@ func (a *assemblyAI) get(ctx context.Context, hc *http.Client, id string) (assem
 
 // transcript turns a completed job into a Transcript, words grouped into
 // segments that end at a sentence or after about 10 s.
-func (j assemblyTranscript) transcript() Transcript {
-	t := Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []Segment{}, Timing: TimingWords}
+func (j assemblyTranscript) transcript() recording.Transcript {
+	t := recording.Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []recording.Segment{}, Timing: recording.TimingWords}
 	words := make([]word, len(j.Words))
 	for i, w := range j.Words {
 		words[i] = word{text: w.Text, start: time.Duration(w.Start) * time.Millisecond, end: time.Duration(w.End) * time.Millisecond}
@@ -198,9 +199,9 @@ func (j assemblyTranscript) transcript() Transcript {
 	}
 	t.Segments = append(t.Segments, sentences(words)...)
 	if len(t.Segments) == 0 {
-		t.Timing = TimingChunk
+		t.Timing = recording.TimingChunk
 		if t.Text != "" {
-			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+			t.Segments = append(t.Segments, recording.Segment{End: t.Duration, Text: t.Text})
 		}
 	}
 	return t

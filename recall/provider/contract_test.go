@@ -26,6 +26,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // spec is a fragment of a provider's OpenAPI document in testdata.
@@ -181,9 +182,9 @@ func TestOpenAIFormsMatchTheSpec(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("the form does not match CreateTranscriptionRequest: %s", strings.Join(problems, "; "))
 			}
-			want := provider.TimingSegments
+			want := recording.TimingSegments
 			if jsonOnly {
-				want = provider.TimingChunk
+				want = recording.TimingChunk
 			}
 			if tr.Timing != want || len(tr.Segments) == 0 || tr.Text == "" {
 				t.Fatalf("transcript %+v: want timing %s", tr, want)
@@ -334,7 +335,7 @@ func TestAssemblyAIRequestMatchesTheSpec(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || tr.Timing != provider.TimingWords || len(tr.Segments) != 1 || tr.Segments[0].End != 800*time.Millisecond {
+			if err != nil || tr.Timing != recording.TimingWords || len(tr.Segments) != 1 || tr.Segments[0].End != 800*time.Millisecond {
 				t.Fatalf("transcript %+v, %v", tr, err)
 			}
 		})
@@ -440,7 +441,7 @@ func TestDeepgramRequestMatchesTheSDK(t *testing.T) {
 	if len(problems) > 0 {
 		t.Fatalf("the request does not match the SDK's: %s", strings.Join(problems, "; "))
 	}
-	if err != nil || tr.Timing != provider.TimingWords || len(tr.Segments) < 2 || tr.Segments[0].Start != 5520*time.Millisecond || tr.RequestID != "e171e35d-e7d5-4bc3-9467-16186ea7f37b" {
+	if err != nil || tr.Timing != recording.TimingWords || len(tr.Segments) < 2 || tr.Segments[0].Start != 5520*time.Millisecond || tr.RequestID != "e171e35d-e7d5-4bc3-9467-16186ea7f37b" {
 		t.Fatalf("transcript of the SDK's answer: %+v, %v", tr, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // deepgram sends audio to Deepgram's pre-recorded API: one POST of the
@@ -57,10 +58,10 @@ type deepgramResponse struct {
 }
 
 // transcribe sends one POST of the audio.
-func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
+func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (recording.Transcript, error) {
 	audio, err := os.ReadFile(c.Path)
 	if err != nil {
-		return Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
+		return recording.Transcript{}, &LocalError{fmt.Errorf("read chunk %s: %w", c.Path, err)}
 	}
 	q := url.Values{"model": {d.model}, "smart_format": {"true"}, "utterances": {"true"}, "tag": {c.Key}}
 	if d.speakers != 0 {
@@ -68,7 +69,7 @@ func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(d.baseURL, "/")+"/v1/listen?"+q.Encode(), bytes.NewReader(audio))
 	if err != nil {
-		return Transcript{}, &LocalError{err}
+		return recording.Transcript{}, &LocalError{err}
 	}
 	req.Header.Set("Content-Type", "audio/mpeg")
 	if d.apiKey != "" {
@@ -76,17 +77,17 @@ func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (
 	}
 	data, reqID, err := call(paid, req, "deepgram", "Dg-Request-Id")
 	if err != nil {
-		return Transcript{}, err
+		return recording.Transcript{}, err
 	}
 	return parseDeepgram(data, reqID)
 }
 
-func parseDeepgram(data []byte, reqID string) (Transcript, error) {
+func parseDeepgram(data []byte, reqID string) (recording.Transcript, error) {
 	var r deepgramResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return Transcript{}, fmt.Errorf("deepgram: unreadable answer (request %s): %w", reqID, err)
+		return recording.Transcript{}, fmt.Errorf("deepgram: unreadable answer (request %s): %w", reqID, err)
 	}
-	t := Transcript{RequestID: r.Metadata.RequestID, Duration: seconds(r.Metadata.Duration), Segments: []Segment{}, Timing: TimingSegments}
+	t := recording.Transcript{RequestID: r.Metadata.RequestID, Duration: seconds(r.Metadata.Duration), Segments: []recording.Segment{}, Timing: recording.TimingSegments}
 	if t.RequestID == "" {
 		t.RequestID = reqID
 	}
@@ -106,19 +107,19 @@ func parseDeepgram(data []byte, reqID string) (Transcript, error) {
 		}
 	}
 	for _, u := range r.Results.Utterances {
-		seg := Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)}
+		seg := recording.Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)}
 		if u.Speaker != nil {
 			seg.Speaker = speakerLabel(*u.Speaker)
 		}
 		t.Segments = append(t.Segments, seg)
 	}
 	if len(t.Segments) == 0 && len(words) > 0 {
-		t.Segments, t.Timing = sentences(words), TimingWords
+		t.Segments, t.Timing = sentences(words), recording.TimingWords
 	}
 	if len(t.Segments) == 0 {
-		t.Timing = TimingChunk
+		t.Timing = recording.TimingChunk
 		if t.Text != "" {
-			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+			t.Segments = append(t.Segments, recording.Segment{End: t.Duration, Text: t.Text})
 		}
 	}
 	return t, nil

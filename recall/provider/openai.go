@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // openAIDialect is how one OpenAI-compatible server differs from OpenAI's
@@ -101,16 +103,16 @@ func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
 }
 
 // transcribe sends one multipart POST.
-func (o *openAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error) {
+func (o *openAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (recording.Transcript, error) {
 	body, contentType, err := o.form(c)
 	if err != nil {
-		return Transcript{}, &LocalError{err}
+		return recording.Transcript{}, &LocalError{err}
 	}
 	// A bytes.Reader body gets GetBody, so that an attempt proven not sent
 	// can go again.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint(o.baseURL, o.dialect.path), bytes.NewReader(body))
 	if err != nil {
-		return Transcript{}, &LocalError{err}
+		return recording.Transcript{}, &LocalError{err}
 	}
 	req.Header.Set("Content-Type", contentType)
 	if o.apiKey != "" {
@@ -121,18 +123,18 @@ func (o *openAI) transcribe(ctx context.Context, paid *http.Client, c Chunk) (Tr
 	}
 	data, reqID, err := call(paid, req, o.name, "X-Request-Id")
 	if err != nil {
-		return Transcript{}, err
+		return recording.Transcript{}, err
 	}
 	t, err := o.parse(data)
 	if err != nil {
-		return Transcript{}, fmt.Errorf("%s: unreadable answer (request %s): %w", o.name, reqID, err)
+		return recording.Transcript{}, fmt.Errorf("%s: unreadable answer (request %s): %w", o.name, reqID, err)
 	}
 	t.RequestID = reqID
 	return t, nil
 }
 
 // parse reads the answer in the dialect's time unit.
-func (o *openAI) parse(data []byte) (Transcript, error) {
+func (o *openAI) parse(data []byte) (recording.Transcript, error) {
 	unit := time.Second
 	if !o.dialect.seconds {
 		unit = time.Nanosecond
@@ -143,10 +145,12 @@ func (o *openAI) parse(data []byte) (Transcript, error) {
 // ParseVerboseJSON reads an OpenAI-style transcription: verbose_json, with
 // segments timed in seconds, or json, with the text alone (one segment
 // without timing, Timing "chunk").
-func ParseVerboseJSON(data []byte) (Transcript, error) { return parseOpenAI(data, time.Second) }
+func ParseVerboseJSON(data []byte) (recording.Transcript, error) {
+	return parseOpenAI(data, time.Second)
+}
 
 // parseOpenAI reads an OpenAI-style answer whose times are in unit.
-func parseOpenAI(data []byte, unit time.Duration) (Transcript, error) {
+func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) {
 	var v struct {
 		Text     *string `json:"text"`
 		Language string  `json:"language"`
@@ -158,27 +162,27 @@ func parseOpenAI(data []byte, unit time.Duration) (Transcript, error) {
 		} `json:"segments"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return Transcript{}, err
+		return recording.Transcript{}, err
 	}
 	if v.Text == nil {
-		return Transcript{}, fmt.Errorf("no text in the answer")
+		return recording.Transcript{}, fmt.Errorf("no text in the answer")
 	}
 	at := func(f float64) time.Duration { return time.Duration(f * float64(unit)) }
-	t := Transcript{Text: strings.TrimSpace(*v.Text), Language: v.Language, Duration: at(v.Duration), Segments: make([]Segment, 0, len(v.Segments)), Timing: TimingSegments}
+	t := recording.Transcript{Text: strings.TrimSpace(*v.Text), Language: v.Language, Duration: at(v.Duration), Segments: make([]recording.Segment, 0, len(v.Segments)), Timing: recording.TimingSegments}
 	if unit != time.Second {
 		t.Duration = seconds(v.Duration) // LocalAI sends no duration; any other is seconds
 	}
 	for _, s := range v.Segments {
 		if s.Start == nil || s.End == nil {
-			t.Timing = TimingChunk // whisper.cpp without timestamps
+			t.Timing = recording.TimingChunk // whisper.cpp without timestamps
 			continue
 		}
-		t.Segments = append(t.Segments, Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text)})
+		t.Segments = append(t.Segments, recording.Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text)})
 	}
 	if len(t.Segments) == 0 {
-		t.Timing = TimingChunk
+		t.Timing = recording.TimingChunk
 		if t.Text != "" {
-			t.Segments = append(t.Segments, Segment{End: t.Duration, Text: t.Text})
+			t.Segments = append(t.Segments, recording.Segment{End: t.Duration, Text: t.Text})
 		}
 	}
 	return t, nil

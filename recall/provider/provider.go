@@ -21,6 +21,7 @@ import (
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/transport"
 )
@@ -76,7 +77,7 @@ type Provider struct {
 // api is what differs between providers: how a chunk is sent, and how a
 // request is looked up (lookupAPI), given the clients to use.
 type api interface {
-	transcribe(ctx context.Context, paid *http.Client, c Chunk) (Transcript, error)
+	transcribe(ctx context.Context, paid *http.Client, c Chunk) (recording.Transcript, error)
 }
 
 // lookupAPI is an api whose records can be asked about one request.
@@ -153,7 +154,7 @@ func (p *Provider) Timeout() time.Duration { return p.timeout }
 // Transcribe makes the chunk's one paid request, and returns the
 // transcript or an error that [Report] classifies. It ends by the
 // provider's timeout.
-func (p *Provider) Transcribe(ctx context.Context, c Chunk) (Transcript, error) {
+func (p *Provider) Transcribe(ctx context.Context, c Chunk) (recording.Transcript, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	// Each request is one call of the journal's, which alone says what
@@ -234,7 +235,7 @@ type Found struct {
 	RequestID string
 	Cost      ledger.Amount
 	// Transcript is the answer the provider kept, if it keeps them.
-	Transcript *Transcript
+	Transcript *recording.Transcript
 }
 
 // Chunk is one piece of audio to transcribe.
@@ -257,44 +258,6 @@ func (c Chunk) note(ev journal.Evidence) error {
 		return nil
 	}
 	return c.Note(ev)
-}
-
-// Segment is a timed piece of a transcript.
-type Segment struct {
-	Start time.Duration `json:"start"`
-	End   time.Duration `json:"end"`
-	Text  string        `json:"text"`
-	// Speaker labels who speaks, as the provider tells them apart ("A",
-	// "B"...), when speakers were asked for.
-	Speaker string `json:"speaker,omitempty"`
-}
-
-// Timing says how finely a transcript is timed.
-type Timing string
-
-// The timings of a transcript.
-const (
-	// TimingSegments: the provider timed each segment.
-	TimingSegments Timing = "segments"
-	// TimingWords: the provider timed each word, and the segments are
-	// words grouped into sentences.
-	TimingWords Timing = "words"
-	// TimingChunk: the provider gave text alone (OpenAI's gpt-4o
-	// transcription models): one segment spans the chunk, so a search
-	// or a subtitle is timed to the chunk only.
-	TimingChunk Timing = "chunk"
-)
-
-// Transcript is what a provider returned for a chunk.
-type Transcript struct {
-	Text     string        `json:"text"`
-	Language string        `json:"language,omitempty"`
-	Duration time.Duration `json:"duration"`
-	Segments []Segment     `json:"segments"`
-	// Timing says how finely the segments are timed.
-	Timing Timing `json:"timing,omitempty"`
-	// RequestID is the provider's id for the request, kept as evidence.
-	RequestID string `json:"request_id,omitempty"`
 }
 
 // Limits bound what a provider accepts in one request.

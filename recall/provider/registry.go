@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // Registration is everything recall knows of one provider, in one place:
 // its name, defaults, limits, how it bills and what it charges, and how a
 // request is made and its answer read. Every other part of recall-archive
-// (the command line's defaults, the prices, the sandbox's money kept apart)
-// asks the registration.
+// (the command line's defaults, the prices) asks the registration.
 type Registration struct {
 	// Name is what --provider takes.
 	Name string
@@ -28,10 +28,6 @@ type Registration struct {
 	// BaseURL is the API's root when none is given; empty for the sandbox,
 	// which a run starts itself.
 	BaseURL string
-	// Play marks a provider whose transcripts are placeholders and whose
-	// charges are play money: they never count against a batch's budget
-	// nor in what it spent.
-	Play bool
 	// Billing is how the provider rounds each request before pricing it.
 	Billing Billing
 	// Prices are list prices in micro-dollars per minute of audio, by
@@ -72,6 +68,11 @@ func (r Registration) Models() []string {
 	slices.Sort(ms)
 	return ms
 }
+
+// Play reports whether the provider's transcripts are placeholders and its
+// charges play money, which never count against a batch's budget nor in
+// what it spent: the sandbox's ([recording.Sandbox]).
+func (r Registration) Play() bool { return r.Name == recording.Sandbox }
 
 // Limits returns what the provider accepts in one request with model.
 func (r Registration) Limits(model string) Limits { return r.limits(model) }
@@ -121,8 +122,8 @@ const openAIBytes = 25 << 20
 func registrations() []Registration {
 	return []Registration{
 		{
-			Name: "sandbox", About: "built in, no account needed: placeholder transcripts, play money",
-			DefaultModel: "whisper-1", Play: true, Billing: perSecond,
+			Name: recording.Sandbox, About: "built in, no account needed: placeholder transcripts, play money",
+			DefaultModel: "whisper-1", Billing: perSecond,
 			Prices:  map[string]ledger.Amount{"whisper-1": 6000},
 			Records: "its charges, by the request's key, all in one answer",
 			limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
@@ -234,5 +235,5 @@ func Lookup(name string) (Registration, error) {
 // sandbox's): false for a name not registered.
 func IsPlay(name string) bool {
 	r, err := Lookup(name)
-	return err == nil && r.Play
+	return err == nil && r.Play()
 }

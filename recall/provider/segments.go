@@ -3,6 +3,8 @@ package provider
 import (
 	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // word is a timed word of a transcript.
@@ -14,14 +16,14 @@ type word struct {
 
 // sentences groups words into segments that end at a sentence, after
 // about 10 s, or where another speaker starts.
-func sentences(words []word) []Segment {
-	var segs []Segment
+func sentences(words []word) []recording.Segment {
+	var segs []recording.Segment
 	var texts []string
 	var start, last time.Duration
 	var speaker string
 	flush := func() {
 		if len(texts) > 0 {
-			segs = append(segs, Segment{Start: start, End: last, Text: strings.Join(texts, " "), Speaker: speaker})
+			segs = append(segs, recording.Segment{Start: start, End: last, Text: strings.Join(texts, " "), Speaker: speaker})
 		}
 		texts = nil
 	}

@@ -69,7 +69,7 @@ func ParsePlan(spec string) (Plan, error) {
 		if n, f, ok := strings.Cut(part, ":"); ok {
 			num, err := strconv.Atoi(n)
 			if err != nil || num < 1 {
-				return p, fmt.Errorf("sandbox: fault %q: the request number %q must be 1 or more", part, n)
+				return p, fmt.Errorf("fault %q: the request number %q must be 1 or more", part, n)
 			}
 			if !known(Fault(f)) {
 				return p, unknownFault(part, f)
@@ -80,7 +80,7 @@ func ParsePlan(spec string) (Plan, error) {
 		if f, rate, ok := strings.Cut(part, "="); ok {
 			pct, err := strconv.ParseFloat(strings.TrimSuffix(rate, "%"), 64)
 			if err != nil || pct < 0 || pct > 100 || !strings.HasSuffix(rate, "%") {
-				return p, fmt.Errorf("sandbox: fault %q: the rate %q must be a percentage such as 5%%", part, rate)
+				return p, fmt.Errorf("fault %q: the rate %q must be a percentage such as 5%%", part, rate)
 			}
 			if !known(Fault(f)) {
 				return p, unknownFault(part, f)
@@ -88,7 +88,7 @@ func ParsePlan(spec string) (Plan, error) {
 			p.Rates[Fault(f)] = pct / 100
 			continue
 		}
-		return p, fmt.Errorf("sandbox: fault %q: write N:FAULT (request N) or FAULT=P%% (at random)", part)
+		return p, fmt.Errorf("fault %q: write N:FAULT (request N) or FAULT=P%% (at random)", part)
 	}
 	return p, nil
 }
@@ -107,7 +107,7 @@ func unknownFault(part, f string) error {
 	for i, k := range faults {
 		names[i] = string(k)
 	}
-	return fmt.Errorf("sandbox: fault %q: unknown fault %q; use one of %s", part, f, strings.Join(names, ", "))
+	return fmt.Errorf("fault %q: unknown fault %q; use one of %s", part, f, strings.Join(names, ", "))
 }
 
 // Charge is one paid request.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
@@ -22,57 +22,37 @@ const Kind = "transcribe"
 // model; the journal operation with Key pays for it.
 type Chunk struct {
 	SHA256 string
-	Transcriber
+	recording.Transcriber
 	// Index counts from 0 to Count-1.
 	Index, Count    int
 	Start, Duration time.Duration
 	Key             string
 }
 
-// Transcriber is a provider's model: what makes a transcript. A content
-// has a plan of chunks, and their transcripts, for each transcriber that
-// was asked for it.
-type Transcriber struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-// Providers of note.
-const (
-	// Sandbox is the built-in provider, whose transcripts are placeholders.
-	Sandbox = "sandbox"
-	// Unknown is the provider and model of chunks planned before they were
-	// recorded, whose journal did not say.
-	Unknown = "unknown"
-)
-
-// IsZero reports whether t names no transcriber: for the methods that
-// take one, the content's latest.
-func (t Transcriber) IsZero() bool { return t.Provider == "" && t.Model == "" }
-
-// String is "provider/model".
-func (t Transcriber) String() string { return t.Provider + "/" + t.Model }
+// Unknown is the provider and model of chunks planned before they were
+// recorded, whose journal did not say.
+const Unknown = "unknown"
 
 // latest returns the transcriber of the content's latest plan, or who if
 // it names one; zero if the content has no plan.
-func (s *Store) latest(ctx context.Context, sha string, who Transcriber) (Transcriber, error) {
+func (s *Store) latest(ctx context.Context, sha string, who recording.Transcriber) (recording.Transcriber, error) {
 	if !who.IsZero() {
 		return who, nil
 	}
-	ts, err := list(ctx, s, func(rows *sql.Rows) (t Transcriber, err error) {
+	ts, err := list(ctx, s, func(rows *sql.Rows) (t recording.Transcriber, err error) {
 		err = rows.Scan(&t.Provider, &t.Model)
 		return t, err
 	}, `SELECT provider, model FROM recall_chunks WHERE sha256 = $1 ORDER BY planned_at DESC, provider, model LIMIT 1`, sha)
 	if err != nil || len(ts) == 0 {
-		return Transcriber{}, err
+		return recording.Transcriber{}, err
 	}
 	return ts[0], nil
 }
 
 // Transcribers returns the transcribers that transcribed every chunk of
 // the content, latest first.
-func (s *Store) Transcribers(ctx context.Context, sha string) ([]Transcriber, error) {
-	return list(ctx, s, func(rows *sql.Rows) (t Transcriber, err error) {
+func (s *Store) Transcribers(ctx context.Context, sha string) ([]recording.Transcriber, error) {
+	return list(ctx, s, func(rows *sql.Rows) (t recording.Transcriber, err error) {
 		err = rows.Scan(&t.Provider, &t.Model)
 		return t, err
 	}, `SELECT c.provider, c.model FROM recall_chunks c
@@ -84,14 +64,14 @@ func (s *Store) Transcribers(ctx context.Context, sha string) ([]Transcriber, er
 // Transcript is what a provider returned for a chunk, with who made it
 // and what it cost.
 type Transcript struct {
-	provider.Transcript
+	recording.Transcript
 	Provider, Model string
 	Cost            ledger.Amount
 }
 
 // Chunks returns the content's chunks for who (zero: its latest plan's),
 // in order; none before they are planned.
-func (s *Store) Chunks(ctx context.Context, sha string, who Transcriber) ([]Chunk, error) {
+func (s *Store) Chunks(ctx context.Context, sha string, who recording.Transcriber) ([]Chunk, error) {
 	who, err := s.latest(ctx, sha, who)
 	if err != nil || who.IsZero() {
 		return nil, err
@@ -304,8 +284,8 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 // transcript given as plain text has no times) running to the end of its
 // chunk, of length d: a cue of no length is one that subtitle players and
 // WebVTT parsers reject.
-func spanned(segs []provider.Segment, d time.Duration) []provider.Segment {
-	out := make([]provider.Segment, len(segs))
+func spanned(segs []recording.Segment, d time.Duration) []recording.Segment {
+	out := make([]recording.Segment, len(segs))
 	for i, seg := range segs {
 		if seg.End <= seg.Start && d > seg.Start {
 			seg.End = d
@@ -315,44 +295,16 @@ func spanned(segs []provider.Segment, d time.Duration) []provider.Segment {
 	return out
 }
 
-// Progress is how far a content of a batch got, from its chunks'
-// requests.
-type Progress string
-
-// The progress of a content.
-const (
-	// Waiting: not planned yet, or some chunks still to send.
-	Waiting Progress = "waiting"
-	// Sending: a chunk's request is in flight.
-	Sending Progress = "sending"
-	// Done: every chunk transcribed.
-	Done Progress = "done"
-	// Ambiguous: a chunk's request may have been paid for, without an
-	// answer.
-	Ambiguous Progress = "ambiguous"
-	// FailedSafely: a chunk's request failed before it was sent, or the
-	// provider refused it; nothing was paid, and a safe retry queues it
-	// again.
-	FailedSafely Progress = "failed"
-	// Untranscribed: paid for, as a look-up at the provider found, but the
-	// provider kept no transcript to fetch.
-	Untranscribed Progress = "paid_without_transcript"
-	// RefusedByBudget: a chunk was never sent because the batch's budget
-	// could not hold its cost; not a failure: a run after the budget is
-	// raised sends it.
-	RefusedByBudget Progress = "refused_by_budget"
-)
-
 // Progress returns how far each content of the batch's added files got
 // with its latest plan: the provider and model last asked for it.
-func (s *Store) Progress(ctx context.Context, batch string) (map[string]Progress, error) {
-	return s.ProgressOf(ctx, batch, Transcriber{})
+func (s *Store) Progress(ctx context.Context, batch string) (map[string]recording.Progress, error) {
+	return s.ProgressOf(ctx, batch, recording.Transcriber{})
 }
 
 // ProgressOf returns how far each content of the batch's added files got
 // with who (zero: with its latest plan); a content that who was never
 // asked for is waiting.
-func (s *Store) ProgressOf(ctx context.Context, batch string, who Transcriber) (map[string]Progress, error) {
+func (s *Store) ProgressOf(ctx context.Context, batch string, who recording.Transcriber) (map[string]recording.Progress, error) {
 	chunks, err := s.batchChunks(ctx, batch, who)
 	if err != nil {
 		return nil, err
@@ -399,23 +351,23 @@ func (s *Store) ProgressOf(ctx context.Context, batch string, who Transcriber) (
 			}
 		}
 	}
-	out := make(map[string]Progress, len(t))
+	out := make(map[string]recording.Progress, len(t))
 	for sha, x := range t {
 		switch {
 		case x.ambiguous > 0:
-			out[sha] = Ambiguous
+			out[sha] = recording.Ambiguous
 		case x.sending > 0:
-			out[sha] = Sending
+			out[sha] = recording.Sending
 		case x.failed > 0:
-			out[sha] = FailedSafely
+			out[sha] = recording.FailedSafely
 		case x.refused > 0:
-			out[sha] = RefusedByBudget
+			out[sha] = recording.RefusedByBudget
 		case x.total > 0 && x.applied == x.total && x.untranscribed > 0:
-			out[sha] = Untranscribed
+			out[sha] = recording.Untranscribed
 		case x.total > 0 && x.applied == x.total:
-			out[sha] = Done
+			out[sha] = recording.Done
 		default:
-			out[sha] = Waiting
+			out[sha] = recording.Waiting
 		}
 	}
 	return out, nil
@@ -425,7 +377,7 @@ func (s *Store) ProgressOf(ctx context.Context, batch string, who Transcriber) (
 // cut (key empty).
 type batchChunk struct {
 	sha, key    string
-	who         Transcriber
+	who         recording.Transcriber
 	planned     int64
 	transcribed bool
 }
@@ -433,7 +385,7 @@ type batchChunk struct {
 // batchChunks returns the chunks for who (zero: of each content's latest
 // plan) of the contents of the batch's added files, and a row without a
 // key for each content not yet cut for who.
-func (s *Store) batchChunks(ctx context.Context, batch string, who Transcriber) ([]batchChunk, error) {
+func (s *Store) batchChunks(ctx context.Context, batch string, who recording.Transcriber) ([]batchChunk, error) {
 	all, err := list(ctx, s, func(rows *sql.Rows) (c batchChunk, err error) {
 		err = rows.Scan(&c.sha, &c.key, &c.who.Provider, &c.who.Model, &c.planned, &c.transcribed)
 		return c, err
@@ -441,11 +393,11 @@ func (s *Store) batchChunks(ctx context.Context, batch string, who Transcriber) 
 		FROM recall_items i
 		LEFT JOIN recall_chunks c ON c.sha256 = i.sha256
 		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
-		WHERE i.batch = $1 AND i.state = $2`, batch, Added)
+		WHERE i.batch = $1 AND i.state = $2`, batch, recording.Added)
 	if err != nil {
 		return nil, err
 	}
-	chosen := map[string]Transcriber{}
+	chosen := map[string]recording.Transcriber{}
 	if !who.IsZero() {
 		for _, c := range all {
 			chosen[c.sha] = who
@@ -503,15 +455,15 @@ type Part struct {
 	Chunk
 	Transcribed bool
 	Text        string
-	Segments    []provider.Segment
+	Segments    []recording.Segment
 	// Timing says how finely the provider timed the segments; empty for
 	// transcripts kept before it was recorded (timed segments, then).
-	Timing provider.Timing
+	Timing recording.Timing
 }
 
 // Parts returns the content's chunks for who (zero: its latest plan's),
 // in order, with their transcripts.
-func (s *Store) Parts(ctx context.Context, sha string, who Transcriber) ([]Part, error) {
+func (s *Store) Parts(ctx context.Context, sha string, who recording.Transcriber) ([]Part, error) {
 	who, err := s.latest(ctx, sha, who)
 	if err != nil || who.IsZero() {
 		return nil, err
@@ -524,7 +476,7 @@ func (s *Store) Parts(ctx context.Context, sha string, who Transcriber) ([]Part,
 			return p, err
 		}
 		if timing != nil {
-			p.Timing = provider.Timing(*timing)
+			p.Timing = recording.Timing(*timing)
 		}
 		p.Start, p.Duration = fromMicros(start), fromMicros(dur)
 		if text == nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -45,7 +46,7 @@ func TestConcurrentWritersOfOneContentAgree(t *testing.T) {
 				for i, s := range stores {
 					wg.Go(func() {
 						<-start
-						f := store.File{Batch: "b", Path: path, SHA256: sha, State: store.Added}
+						f := store.File{Batch: "b", Path: path, SHA256: sha, State: recording.Added}
 						if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 4 * time.Second, Probed: true}); err != nil {
 							errs[i] = err
 							return
@@ -72,7 +73,7 @@ func TestConcurrentWritersOfOneContentAgree(t *testing.T) {
 func chunks(sha string, n int) []store.Chunk {
 	out := make([]store.Chunk, n)
 	for i := range out {
-		out[i] = store.Chunk{SHA256: sha, Transcriber: store.Transcriber{Provider: "openai", Model: "whisper-1"}, Index: i, Count: n, Start: time.Duration(i) * 2 * time.Second, Duration: 2 * time.Second}
+		out[i] = store.Chunk{SHA256: sha, Transcriber: recording.Transcriber{Provider: "openai", Model: "whisper-1"}, Index: i, Count: n, Start: time.Duration(i) * 2 * time.Second, Duration: 2 * time.Second}
 	}
 	return out
 }
@@ -114,7 +115,7 @@ func TestUniqueViolationIsRetriedThenToldClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(sha string) {
-		f := store.File{Batch: "b", Path: "/rec/" + sha[:4] + ".mp3", SHA256: sha, State: store.Added}
+		f := store.File{Batch: "b", Path: "/rec/" + sha[:4] + ".mp3", SHA256: sha, State: recording.Added}
 		if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 4 * time.Second, Probed: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ func TestUniqueViolationIsRetriedThenToldClearly(t *testing.T) {
 	if strings.Contains(msg, "SQLSTATE") || strings.Contains(msg, "duplicate key") {
 		t.Errorf("the error shows the database's raw message: %q", msg)
 	}
-	if plan, _ := s.Chunks(ctx, second, store.Transcriber{}); len(plan) != 0 {
+	if plan, _ := s.Chunks(ctx, second, recording.Transcriber{}); len(plan) != 0 {
 		t.Fatalf("a refused plan was partly stored: %+v", plan)
 	}
 }

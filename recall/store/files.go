@@ -8,20 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
-)
-
-// A file's states.
-const (
-	// Added: a media file, hashed, waiting to be transcribed.
-	Added = "added"
-	// Failed: a failure before any paid request that may go away (ffmpeg
-	// missing, a file that could not be read, its audio proxy); safe to
-	// retry.
-	Failed = "failed"
-	// Rejected: not something that can be transcribed (not media, no audio
-	// track); retrying will not change it.
-	Rejected = "rejected"
 )
 
 // File is a path recorded in a batch, and what became of it.
@@ -178,7 +166,7 @@ func (s *Store) Files(ctx context.Context, batch string, states ...string) ([]Fi
 func (s *Store) FailContent(ctx context.Context, batch, sha, phase, msg string) error {
 	return s.update(ctx, named("marking the files of content "+shortSHA(sha)+" failed"), func(tx *sqlstore.Tx) error {
 		_, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $3, phase = $4, error = $5, updated_at = $6 WHERE batch = $1 AND sha256 = $2`,
-			batch, sha, Failed, phase, msg, s.now().UnixMicro())
+			batch, sha, recording.Failed, phase, msg, s.now().UnixMicro())
 		return err
 	})
 }
@@ -189,7 +177,7 @@ func (s *Store) Requeue(ctx context.Context, batch, phase string) (int, error) {
 	var n int64
 	err := s.update(ctx, named("queueing the failed files of batch "+batch), func(tx *sqlstore.Tx) error {
 		r, err := tx.SQL().ExecContext(ctx, `UPDATE recall_items SET state = $2, phase = '', error = '', updated_at = $3
-			WHERE batch = $1 AND state = $4 AND phase = $5`, batch, Added, s.now().UnixMicro(), Failed, phase)
+			WHERE batch = $1 AND state = $4 AND phase = $5`, batch, recording.Added, s.now().UnixMicro(), recording.Failed, phase)
 		if err == nil {
 			n, err = r.RowsAffected()
 		}
@@ -209,7 +197,7 @@ func (s *Store) Contents(ctx context.Context, batch string) ([]Content, error) {
 		c.Duration, c.Video, c.Probed = fromMicros(us), video == 1, probed == 1
 		return c, err
 	}, `SELECT c.sha256, c.size, c.duration_us, c.format, c.has_video, c.probed FROM recall_contents c
-		WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $2) ORDER BY c.added_at, c.sha256`, batch, Added)
+		WHERE c.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $2) ORDER BY c.added_at, c.sha256`, batch, recording.Added)
 }
 
 // RelativePaths returns the batch's paths that are not absolute: earlier
@@ -246,7 +234,7 @@ func (s *Store) Paths(ctx context.Context, batch, sha string) ([]string, error) 
 // AddedPaths returns the paths to show of the batch's added files that
 // hold the content sha, sorted.
 func (s *Store) AddedPaths(ctx context.Context, batch, sha string) ([]string, error) {
-	return s.texts(ctx, `SELECT `+shown+` FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = $3 ORDER BY 1`, batch, sha, Added)
+	return s.texts(ctx, `SELECT `+shown+` FROM recall_items WHERE batch = $1 AND sha256 = $2 AND state = $3 ORDER BY 1`, batch, sha, recording.Added)
 }
 
 // SourcePaths returns every path, in any batch, recorded as holding the

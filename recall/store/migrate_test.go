@@ -6,6 +6,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
@@ -67,16 +68,16 @@ func TestEarlierArchivesNameTheirTranscribers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			for sha, want := range map[string]Transcriber{"aa": {"openai", "whisper-1"}, "bb": {"deepgram", "nova-3"}, "cc": {Unknown, Unknown}} {
-				chunks, err := s.Chunks(ctx, sha, Transcriber{})
+			for sha, want := range map[string]recording.Transcriber{"aa": {Provider: "openai", Model: "whisper-1"}, "bb": {Provider: "deepgram", Model: "nova-3"}, "cc": {Provider: Unknown, Model: Unknown}} {
+				chunks, err := s.Chunks(ctx, sha, recording.Transcriber{})
 				if err != nil || len(chunks) != 1 || chunks[0].Transcriber != want || chunks[0].Key != "transcribe/"+sha+"/0" {
 					t.Errorf("content %s: %+v, %v; want its chunk by %s", sha, chunks, err, want)
 				}
 			}
-			if whole, err := s.Transcribers(ctx, "aa"); err != nil || len(whole) != 1 || whole[0] != (Transcriber{"openai", "whisper-1"}) {
+			if whole, err := s.Transcribers(ctx, "aa"); err != nil || len(whole) != 1 || whole[0] != (recording.Transcriber{Provider: "openai", Model: "whisper-1"}) {
 				t.Errorf("the transcribed content's transcribers: %v, %v", whole, err)
 			}
-			if parts, err := s.Parts(ctx, "aa", Transcriber{"openai", "whisper-1"}); err != nil || len(parts) != 1 || parts[0].Text != "hello harbour" {
+			if parts, err := s.Parts(ctx, "aa", recording.Transcriber{Provider: "openai", Model: "whisper-1"}); err != nil || len(parts) != 1 || parts[0].Text != "hello harbour" {
 				t.Errorf("its transcript: %+v, %v", parts, err)
 			}
 			hits, err := s.Search(ctx, []string{"harbour"}, 5, false)
@@ -84,13 +85,13 @@ func TestEarlierArchivesNameTheirTranscribers(t *testing.T) {
 				t.Errorf("search: %+v, %v", hits, err)
 			}
 			// A new plan for another transcriber stands beside the old one.
-			if _, err := s.PlanChunks(ctx, []Chunk{{SHA256: "aa", Transcriber: Transcriber{"sandbox", "whisper-1"}, Count: 1, Duration: 2e9}}); err != nil {
+			if _, err := s.PlanChunks(ctx, []Chunk{{SHA256: "aa", Transcriber: recording.Transcriber{Provider: "sandbox", Model: "whisper-1"}, Count: 1, Duration: 2e9}}); err != nil {
 				t.Fatal(err)
 			}
-			if p, err := s.ProgressOf(ctx, "b", Transcriber{"openai", "whisper-1"}); err != nil || p["aa"] != Waiting && p["aa"] != Done {
+			if p, err := s.ProgressOf(ctx, "b", recording.Transcriber{Provider: "openai", Model: "whisper-1"}); err != nil || p["aa"] != recording.Waiting && p["aa"] != recording.Done {
 				t.Errorf("progress by openai: %v, %v", p, err)
 			}
-			if p, err := s.Progress(ctx, "b"); err != nil || p["aa"] != Waiting {
+			if p, err := s.Progress(ctx, "b"); err != nil || p["aa"] != recording.Waiting {
 				t.Errorf("progress of the latest plans: %v, %v", p, err)
 			}
 		})

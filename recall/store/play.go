@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
@@ -19,15 +19,15 @@ import (
 // against it: recall_play_carried keeps what it carries, and fitLimit
 // follows it when one of those holds is settled or voided.
 
-// isPlay reports whether the request key pays for a chunk of a provider
-// whose money is play money.
+// isPlay reports whether the request key pays for a chunk of the
+// sandbox, whose money is play money.
 func isPlay(ctx context.Context, q sqlstore.Querier, key string) (bool, error) {
 	var name string
 	err := q.QueryRowContext(ctx, `SELECT provider FROM recall_chunks WHERE op_key = $1`, key).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
-	return provider.IsPlay(name), err
+	return name == recording.Sandbox, err
 }
 
 // accountFor returns the account that pays for the request key of batch:
@@ -47,31 +47,23 @@ func (s *Store) accountFor(ctx context.Context, tx *sqlstore.Tx, batch, key stri
 	return name, nil
 }
 
-// playKeys returns the keys of the requests of play-money providers.
+// playKeys returns the keys of the requests of the sandbox, whose money is
+// play money.
 func playKeys(ctx context.Context, q sqlstore.Querier) (map[string]bool, error) {
 	keys := map[string]bool{}
-	for _, r := range provider.Registered() {
-		if !r.Play {
-			continue
-		}
-		rows, err := q.QueryContext(ctx, `SELECT op_key FROM recall_chunks WHERE provider = $1`, r.Name)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			keys[k] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	rows, err := q.QueryContext(ctx, `SELECT op_key FROM recall_chunks WHERE provider = $1`, recording.Sandbox)
+	if err != nil {
+		return nil, err
 	}
-	return keys, nil
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		keys[k] = true
+	}
+	return keys, rows.Err()
 }
 
 // legacyPlay sums the play money that earlier versions held on the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
@@ -101,7 +101,7 @@ func (s *Store) sentAt(ctx context.Context, key string) (time.Time, error) {
 // journal.Journal.RetrySafe does; by names who asked.
 func (s *Store) RetrySafe(ctx context.Context, batch, by string) (journal.RetryReport, error) {
 	keys, err := s.texts(ctx, `SELECT DISTINCT c.op_key FROM recall_chunks c
-		JOIN recall_items i ON i.sha256 = c.sha256 WHERE i.batch = $1 AND i.state = $2`, batch, Added)
+		JOIN recall_items i ON i.sha256 = c.sha256 WHERE i.batch = $1 AND i.state = $2`, batch, recording.Added)
 	if err != nil || len(keys) == 0 {
 		return journal.RetryReport{}, err // an empty scope would be every operation
 	}
@@ -117,7 +117,7 @@ type Resolution struct {
 	Cost ledger.Amount
 	// Transcript, for an applied request, is the text obtained from the
 	// provider, if any.
-	Transcript *provider.Transcript
+	Transcript *recording.Transcript
 }
 
 // Resolve records the decision on the ambiguous request key, in one

@@ -5,13 +5,15 @@ import (
 	"database/sql"
 	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // Hit is a transcript segment that matches a search.
 type Hit struct {
 	SHA256 string
 	// Transcriber made the transcript.
-	Transcriber
+	recording.Transcriber
 	Start, End time.Duration
 	// Snippet is the segment's text around the match, matches marked
 	// [like this].
@@ -30,7 +32,7 @@ func (s *Store) Search(ctx context.Context, words []string, limit int, sandbox b
 // and close, such as characters that a transcript does not hold, for a
 // page that marks them up. Neither may hold a double quote.
 func (s *Store) SearchMarked(ctx context.Context, words []string, limit int, sandbox bool, open, close string) ([]Hit, error) {
-	skip := Sandbox
+	skip := recording.Sandbox
 	if sandbox {
 		skip = ""
 	}

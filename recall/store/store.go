@@ -22,6 +22,7 @@ import (
 
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
@@ -132,7 +133,7 @@ func (s *Store) backfillTranscribers(ctx context.Context) error {
 		keys[u.sha] = append(keys[u.sha], u.key)
 	}
 	for sha, ks := range keys {
-		who := Transcriber{Provider: Unknown, Model: Unknown}
+		who := recording.Transcriber{Provider: Unknown, Model: Unknown}
 		ops, err := s.j.List(ctx, journal.Filter{Keys: ks})
 		if err != nil {
 			return err
@@ -141,7 +142,7 @@ func (s *Store) backfillTranscribers(ctx context.Context) error {
 			p, _ := op.Evidence["provider"].(string)
 			m, _ := op.Evidence["model"].(string)
 			if p != "" && m != "" {
-				who = Transcriber{Provider: p, Model: m}
+				who = recording.Transcriber{Provider: p, Model: m}
 				break
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 	"github.com/rubicon-go/rubicon/sqlstore"
 )
@@ -51,11 +51,11 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, a *archive)) {
 			if err := s.AddBatch(ctx, "b"); err != nil {
 				t.Fatal(err)
 			}
-			f := store.File{Batch: "b", Path: "/rec/a.mp3", SHA256: sha, State: store.Added}
+			f := store.File{Batch: "b", Path: "/rec/a.mp3", SHA256: sha, State: recording.Added}
 			if _, _, err := s.PutFile(ctx, f, &store.Content{SHA256: sha, Size: 8000, Duration: 2 * time.Second, Probed: true}); err != nil {
 				t.Fatal(err)
 			}
-			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Transcriber: store.Transcriber{Provider: "openai", Model: "whisper-1"}, Count: 1, Duration: 2 * time.Second}})
+			chunks, err := s.PlanChunks(ctx, []store.Chunk{{SHA256: sha, Transcriber: recording.Transcriber{Provider: "openai", Model: "whisper-1"}, Count: 1, Duration: 2 * time.Second}})
 			if err != nil || len(chunks) != 1 || chunks[0].Key == "" {
 				t.Fatalf("plan: %+v, %v", chunks, err)
 			}
@@ -135,7 +135,7 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 		if err := a.send(t, 60); err != nil {
 			t.Fatal(err)
 		}
-		tr := &store.Transcript{Transcript: provider.Transcript{Text: "hello", Segments: []provider.Segment{{End: time.Second, Text: "hello"}}},
+		tr := &store.Transcript{Transcript: recording.Transcript{Text: "hello", Segments: []recording.Segment{{End: time.Second, Text: "hello"}}},
 			Provider: "sandbox", Model: "whisper-1", Cost: 55}
 		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
 			t.Fatal(err)
@@ -144,10 +144,10 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 			t.Fatalf("after success: holds %q, %+v; want the second attempt's hold settled at 55", got, m)
 		}
 		progress, err := a.s.Progress(a.ctx, "b")
-		if err != nil || progress[sha] != store.Done {
+		if err != nil || progress[sha] != recording.Done {
 			t.Fatalf("progress: %v, %v", progress, err)
 		}
-		parts, err := a.s.Parts(a.ctx, sha, store.Transcriber{})
+		parts, err := a.s.Parts(a.ctx, sha, recording.Transcriber{})
 		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "openai" {
 			t.Fatalf("parts: %+v, %v", parts, err)
 		}
@@ -195,7 +195,7 @@ func TestAmbiguousKeepsItsHoldUntilResolved(t *testing.T) {
 			}
 		}
 		res := store.Resolution{Resolution: journal.Resolution{To: journal.Applied, By: "ana", Note: "charged"},
-			Transcript: &provider.Transcript{Text: "found", Segments: []provider.Segment{{Text: "found"}}}}
+			Transcript: &recording.Transcript{Text: "found", Segments: []recording.Segment{{Text: "found"}}}}
 		if _, err := a.s.Resolve(a.ctx, a.chunk.Key, res); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
 		if err := a.s.Refuse(a.ctx, "b", a.chunk.Key, "w1", 150, 50); err != nil {
 			t.Fatal(err)
 		}
-		if p, _ := a.s.Progress(a.ctx, "b"); p[sha] != store.RefusedByBudget {
+		if p, _ := a.s.Progress(a.ctx, "b"); p[sha] != recording.RefusedByBudget {
 			t.Fatalf("progress after a refusal: %v", p)
 		}
 		if rs, err := a.s.Refusals(a.ctx, "b"); err != nil || len(rs) != 1 || rs[0].Needed != 150 || rs[0].Missing != 50 || rs[0].SHA256 != sha {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/journal"
-	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -47,7 +47,7 @@ func TestSearchMarksTheMatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := "[music] the harbour at dawn"
-		tr := &store.Transcript{Transcript: provider.Transcript{Text: text, Segments: []provider.Segment{{Start: time.Second, End: 2 * time.Second, Text: text}}},
+		tr := &store.Transcript{Transcript: recording.Transcript{Text: text, Segments: []recording.Segment{{Start: time.Second, End: 2 * time.Second, Text: text}}},
 			Provider: "sandbox", Model: "whisper-1", Cost: 60}
 		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
 			t.Fatal(err)

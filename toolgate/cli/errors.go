@@ -4,12 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
-	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
 // readProblem says why a file could not be read, without the system
@@ -43,27 +42,17 @@ func loadError(err error) error {
 // dbError explains why the journal at dsn could not be opened, naming it
 // without its password.
 func dbError(dsn string, err error) error {
-	name := redactDSN(dsn)
+	name := sqlstore.RedactDSN(dsn)
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
 		return err // SQLite's errors name the file and say what to do
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("cannot open the journal %s: nothing accepts connections there; is PostgreSQL running, on that host and port? (--db or $%s)", name, DBEnv)
-	case strings.Contains(err.Error(), "cannot parse"):
+	case errors.Is(err, sqlstore.ErrNotPostgresURL):
 		return fmt.Errorf("the journal's address %s is not a PostgreSQL URL; give postgres://USER@HOST:PORT/DATABASE (--db or $%s)", name, DBEnv)
 	}
 	return fmt.Errorf("cannot open the journal %s: %w", name, err)
-}
-
-var password = regexp.MustCompile(`^([a-z]+://[^/@:]*):[^/@]*@`)
-
-// redactDSN hides a DSN's password, even in one that is not a valid URL.
-func redactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
-		return u.Redacted()
-	}
-	return password.ReplaceAllString(dsn, "$1:xxxxx@")
 }
 
 // resolveError explains why a call could not be resolved.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -125,7 +124,7 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	if err != nil {
 		return err
 	}
-	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { r.Logf("%s", command.Describe(errors.New(line))) }}
+	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { r.Logf("%s", line) }}
 	exposed := len(cat.Exposed())
 	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
 	if mode == config.ModeSearch {

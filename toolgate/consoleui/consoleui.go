@@ -18,7 +18,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -169,7 +168,6 @@ func (u *UI) build(data []byte) *surface {
 		return s
 	}
 	if s.cat, s.err = toolgate.Build(u.opts.Doc, s.cfg); s.err != nil {
-		s.err = errors.New(strings.TrimPrefix(s.err.Error(), "toolgate: "))
 		return s
 	}
 	if s.rows, s.sum, s.err = s.cat.Inspect(); s.err != nil {

@@ -66,7 +66,7 @@ func (d *Document) SchemaBrief(raw json.RawMessage, where string, depth, maxNode
 
 // ErrTooLarge says that a schema has more subschemas than its caller
 // wants.
-var ErrTooLarge = errors.New("spec: the schema is too large")
+var ErrTooLarge = errors.New("the schema is too large")
 
 // limits bound an inlining.
 type limits struct {
@@ -90,7 +90,7 @@ func (d *Document) inline(raw json.RawMessage, where string, lim limits) (out an
 		// As for loading: a panic here is a bug, and a server must not
 		// stop over one tool's schema.
 		if p := recover(); p != nil {
-			out, cuts, err = nil, 0, fmt.Errorf("spec: %s: its schema could not be described (internal error: %v)", where, p)
+			out, cuts, err = nil, 0, fmt.Errorf("%s: its schema could not be described (internal error: %v)", where, p)
 		}
 	}()
 	s, err := d.schemaOf(raw, where, where)

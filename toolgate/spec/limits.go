@@ -82,9 +82,9 @@ func readLimited(ctx context.Context, path string) ([]byte, error) {
 
 func tooBig(size int64) error {
 	if size < 0 {
-		return fmt.Errorf("spec: the document is larger than the %d MiB toolgate reads", MaxDocumentBytes>>20)
+		return fmt.Errorf("the document is larger than the %d MiB toolgate reads", MaxDocumentBytes>>20)
 	}
-	return fmt.Errorf("spec: the document is %d bytes, more than the %d MiB toolgate reads", size, MaxDocumentBytes>>20)
+	return fmt.Errorf("the document is %d bytes, more than the %d MiB toolgate reads", size, MaxDocumentBytes>>20)
 }
 
 // checkNesting scans JSON for objects and arrays nested deeper than
@@ -142,7 +142,7 @@ func stringEnd(data []byte, i int) int {
 }
 
 func nestingError(depth, line, col int) error {
-	return fmt.Errorf("spec: the document nests %d levels deep at line %d, column %d; toolgate reads at most %d", depth, line, col, MaxNesting)
+	return fmt.Errorf("the document nests %d levels deep at line %d, column %d; toolgate reads at most %d", depth, line, col, MaxNesting)
 }
 
-var errEmpty = errors.New("spec: the document is empty")
+var errEmpty = errors.New("the document is empty")

@@ -32,7 +32,7 @@ func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
 	prefix := `{"openapi":"3.0.3","paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"schema":`
 	doc := prefix + strings.Repeat("[", levels) + strings.Repeat("]", levels) + "}}}}}}}}"
 	_, err := spec.Parse([]byte(doc))
-	want := fmt.Sprintf("spec: the document nests %d levels deep at line 1, column %d; toolgate reads at most %d",
+	want := fmt.Sprintf("the document nests %d levels deep at line 1, column %d; toolgate reads at most %d",
 		levels+8, len(prefix)+spec.MaxNesting+1-8, spec.MaxNesting)
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
@@ -70,10 +70,10 @@ func TestYAMLNestingAndAliasesAreLimited(t *testing.T) {
 		fmt.Fprintf(&laughs, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 10), ", "))
 	}
 	for name, c := range map[string]struct{ doc, want string }{
-		"flow":    {flow, "spec: the document nests more than 10000 levels deep at line 2; toolgate reads at most 1000"},
-		"block":   {block.String(), "spec: the document nests 2001 levels deep at line 1002, column 1001; toolgate reads at most 1000"},
-		"aliases": {chain.String(), "spec: the document nests 1203 levels deep at line 205, column 9; toolgate reads at most 1000"},
-		"laughs":  {laughs.String(), "spec: the YAML document's aliases expand it to more than 64 MiB; toolgate reads at most 64 MiB"},
+		"flow":    {flow, "the document nests more than 10000 levels deep at line 2; toolgate reads at most 1000"},
+		"block":   {block.String(), "the document nests 2001 levels deep at line 1002, column 1001; toolgate reads at most 1000"},
+		"aliases": {chain.String(), "the document nests 1203 levels deep at line 205, column 9; toolgate reads at most 1000"},
+		"laughs":  {laughs.String(), "the YAML document's aliases expand it to more than 64 MiB; toolgate reads at most 64 MiB"},
 	} {
 		_, err := spec.Parse([]byte(c.doc))
 		if err == nil || err.Error() != c.want {
@@ -96,7 +96,7 @@ func TestDocumentSizeIsLimited(t *testing.T) {
 	}
 	f.Close()
 	_, err = spec.Load(big)
-	if want := big + ": spec: the document is 67108865 bytes, more than the 64 MiB toolgate reads"; err == nil || err.Error() != want {
+	if want := big + ": the document is 67108865 bytes, more than the 64 MiB toolgate reads"; err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 	if _, err := spec.Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "larger than the 64 MiB toolgate reads") {

@@ -146,10 +146,10 @@ func (d *Document) parameter(raw json.RawMessage, where string) (Parameter, *Bod
 	}
 	var p rawParameter
 	if err := decode(raw, &p); err != nil {
-		return Parameter{}, nil, fmt.Errorf("spec: %s: %v", where, err)
+		return Parameter{}, nil, fmt.Errorf("%s: %v", where, err)
 	}
 	if p.Name == "" || p.In == "" {
-		return Parameter{}, nil, fmt.Errorf("spec: %s: a parameter needs a name and an \"in\"", where)
+		return Parameter{}, nil, fmt.Errorf("%s: a parameter needs a name and an \"in\"", where)
 	}
 	par := Parameter{Name: p.Name, In: p.In, Required: p.Required || p.In == "path", Description: p.Description,
 		Schema: p.Schema, AllowReserved: p.AllowReserved && p.In == "query", MultiSegment: p.MultiSegment && p.In == "path"}
@@ -159,7 +159,7 @@ func (d *Document) parameter(raw json.RawMessage, where string) (Parameter, *Bod
 		}
 		var fields map[string]json.RawMessage
 		if err := decode(raw, &fields); err != nil {
-			return Parameter{}, nil, fmt.Errorf("spec: %s: %v", where, err)
+			return Parameter{}, nil, fmt.Errorf("%s: %v", where, err)
 		}
 		par.Schema = swagger2Schema(fields)
 		par.Style, par.Explode = collectionFormat(p.CollectionFormat, p.In)
@@ -395,7 +395,7 @@ func (d *Document) requestBody(raw json.RawMessage, method, where string) (*Body
 		} `json:"content"`
 	}
 	if err := decode(raw, &rb); err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", where, err)
+		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	ct := pickContentType(rb.Content)
 	if ct == "" {

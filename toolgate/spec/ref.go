@@ -18,7 +18,7 @@ type ExternalRefError struct {
 }
 
 func (e *ExternalRefError) Error() string {
-	return fmt.Sprintf("spec: %s: the reference %q leaves the document; only local references (#/...) are followed", e.Where, e.Ref)
+	return fmt.Sprintf("%s: the reference %q leaves the document; only local references (#/...) are followed", e.Where, e.Ref)
 }
 
 // maxPointerTokens is how many steps a reference may take into the
@@ -106,7 +106,7 @@ func (d *Document) deref(raw json.RawMessage, where string) (json.RawMessage, er
 	seen := map[string]bool{}
 	for ref, ok := first, true; ok; ref, ok = refOf(raw) {
 		if seen[ref] {
-			return nil, fmt.Errorf("spec: %s: the reference %q leads back to itself", where, ref)
+			return nil, fmt.Errorf("%s: the reference %q leads back to itself", where, ref)
 		}
 		seen[ref] = true
 		next, err := d.resolve(ref, where)
@@ -131,9 +131,9 @@ func pointer(ref, where string) ([]string, error) {
 	case !local:
 		return nil, &ExternalRefError{Ref: ref, Where: where}
 	case frag == "":
-		return nil, fmt.Errorf("spec: %s: the reference %q names the whole document", where, ref)
+		return nil, fmt.Errorf("%s: the reference %q names the whole document", where, ref)
 	case frag[0] != '/':
-		return nil, fmt.Errorf("spec: %s: the reference %q names an anchor; toolgate follows only JSON pointers (#/...)", where, ref)
+		return nil, fmt.Errorf("%s: the reference %q names an anchor; toolgate follows only JSON pointers (#/...)", where, ref)
 	}
 	if strings.Contains(frag, "%") {
 		// A pointer in a URI fragment is percent-encoded.
@@ -143,7 +143,7 @@ func pointer(ref, where string) ([]string, error) {
 	}
 	tokens := strings.Split(frag[1:], "/")
 	if len(tokens) > maxPointerTokens {
-		return nil, fmt.Errorf("spec: %s: the reference %.80q... goes %d levels into the document; toolgate follows at most %d", where, ref, len(tokens), maxPointerTokens)
+		return nil, fmt.Errorf("%s: the reference %.80q... goes %d levels into the document; toolgate follows at most %d", where, ref, len(tokens), maxPointerTokens)
 	}
 	for i, t := range tokens {
 		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
@@ -161,15 +161,15 @@ func (d *Document) resolve(ref, where string) (json.RawMessage, error) {
 	for _, t := range rest {
 		next, err := d.child(v, t)
 		if err != nil {
-			return nil, fmt.Errorf("spec: %s: the reference %q: %v", where, ref, err)
+			return nil, fmt.Errorf("%s: the reference %q: %v", where, ref, err)
 		}
 		if next == nil {
-			return nil, fmt.Errorf("spec: %s: the reference %q names nothing in the document", where, ref)
+			return nil, fmt.Errorf("%s: the reference %q names nothing in the document", where, ref)
 		}
 		v = next
 	}
 	if len(v) == 0 {
-		return nil, fmt.Errorf("spec: %s: the reference %q names nothing in the document", where, ref)
+		return nil, fmt.Errorf("%s: the reference %q names nothing in the document", where, ref)
 	}
 	return v, nil
 }

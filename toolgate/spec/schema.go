@@ -127,7 +127,7 @@ func (d *Document) schemaOf(raw json.RawMessage, at, where string) (*schema, err
 	}
 	v, err := decodeTree(raw)
 	if err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", at, err)
+		return nil, fmt.Errorf("%s: %v", at, err)
 	}
 	c := converter{d: d, where: where, v31: strings.HasPrefix(d.Version, "3.1")}
 	s := c.convert(v, &loc{token: at})
@@ -623,7 +623,7 @@ func (c *converter) namesRef(k, ref string, at *loc) []property {
 	var v any
 	if err == nil {
 		if v, err = decodeTree(raw); err != nil {
-			err = fmt.Errorf("spec: %s: the reference %q: %v", at.child(k), ref, err)
+			err = fmt.Errorf("%s: the reference %q: %v", at.child(k), ref, err)
 		}
 	}
 	if err != nil {

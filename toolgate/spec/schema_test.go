@@ -366,7 +366,7 @@ func TestReferencesThatCannotBeFollowedAreRefusedAtLoad(t *testing.T) {
 // that says why there is nothing to serve.
 func TestWebhooksOnlyDocumentSaysSo(t *testing.T) {
 	_, err := spec.Load(testspecs.Corpus(t, "oai-examples/v3.1_webhook-example.yaml"))
-	if err == nil || !strings.Contains(err.Error(), "v3.1_webhook-example.yaml: spec: the document has no paths, only webhooks (1)") {
+	if err == nil || !strings.Contains(err.Error(), "v3.1_webhook-example.yaml: the document has no paths, only webhooks (1)") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -376,10 +376,10 @@ func TestWebhooksOnlyDocumentSaysSo(t *testing.T) {
 // it is converted).
 func TestWrongKindsSayWhatWasExpected(t *testing.T) {
 	for doc, want := range map[string]string{
-		"{\"openapi\": \"3.0.0\",\n \"paths\": {\"/a\": []}}":     "spec: at line 2, column 18 (paths): an array where an object was expected",
-		"openapi: 3.0.0\npaths:\n  - /a\n":                        "spec: paths: an array where an object was expected",
-		`{"openapi": "3.0.0", "info": {"title": 5}, "paths": {}}`: "spec: at line 1, column 40 (info.title): a number where a string was expected",
-		"root:x:0:0:root:/root:/bin/bash\n":                       "spec: the document is a string, not an object: is this an OpenAPI document?",
+		"{\"openapi\": \"3.0.0\",\n \"paths\": {\"/a\": []}}":     "at line 2, column 18 (paths): an array where an object was expected",
+		"openapi: 3.0.0\npaths:\n  - /a\n":                        "paths: an array where an object was expected",
+		`{"openapi": "3.0.0", "info": {"title": 5}, "paths": {}}`: "at line 1, column 40 (info.title): a number where a string was expected",
+		"root:x:0:0:root:/root:/bin/bash\n":                       "the document is a string, not an object: is this an OpenAPI document?",
 	} {
 		if _, err := spec.Parse([]byte(doc)); err == nil || err.Error() != want {
 			t.Errorf("%q:\n got %v\nwant %s", doc, err, want)

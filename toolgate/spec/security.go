@@ -123,7 +123,7 @@ func (d *Document) securitySchemes() error {
 		}
 		var r rawScheme
 		if err := decode(raw, &r); err != nil {
-			return fmt.Errorf("spec: %s: %v", loc, err)
+			return fmt.Errorf("%s: %v", loc, err)
 		}
 		s := &SecurityScheme{Name: name, Type: r.Type, Description: r.Description, In: r.In, Param: r.Name,
 			Scheme: strings.ToLower(strings.TrimSpace(r.Scheme))}
@@ -147,7 +147,7 @@ func (d *Document) securitySchemes() error {
 			sort.Strings(s.Flows)
 		}
 		if s.Type == TypeAPIKey && (s.Param == "" || s.In == "") {
-			return fmt.Errorf("spec: %s: an apiKey scheme needs a name and an \"in\" (header, query or cookie)", loc)
+			return fmt.Errorf("%s: an apiKey scheme needs a name and an \"in\" (header, query or cookie)", loc)
 		}
 		d.SecuritySchemes[name] = s
 	}
@@ -188,7 +188,7 @@ func readServers(raw json.RawMessage, where string) ([]Server, error) {
 	}
 	var list []rawServer
 	if err := decode(raw, &list); err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", where, err)
+		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	var out []Server
 	for i, r := range list {
@@ -204,7 +204,7 @@ func readServers(raw json.RawMessage, where string) ([]Server, error) {
 			var def any
 			if len(v.Default) > 0 {
 				if err := json.Unmarshal(v.Default, &def); err != nil {
-					return nil, fmt.Errorf("spec: %s[%d].variables.%s.default: %v", where, i, name, err)
+					return nil, fmt.Errorf("%s[%d].variables.%s.default: %v", where, i, name, err)
 				}
 			}
 			if def != nil {

@@ -170,7 +170,7 @@ func LoadContext(ctx context.Context, path string) (*Document, error) {
 	}
 	var perr *os.PathError
 	if errors.As(err, &perr) {
-		return nil, fmt.Errorf("spec: %w", err)
+		return nil, fmt.Errorf("cannot read the document: %w", err)
 	}
 	return nil, fmt.Errorf("%s: %w", path, err)
 }
@@ -187,7 +187,7 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 		// The loader must never panic on hostile input; a panic here is a
 		// bug, reported as an error rather than a crash.
 		if p := recover(); p != nil {
-			doc, err = nil, fmt.Errorf("spec: the document could not be read (internal error: %v)", p)
+			doc, err = nil, fmt.Errorf("the document could not be read (internal error: %v)", p)
 		}
 	}()
 	if len(data) > MaxDocumentBytes {
@@ -226,15 +226,15 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 	case d.raw.Swagger == "2.0":
 		d.Version = "2.0"
 	case d.raw.OpenAPI != "":
-		return nil, fmt.Errorf("spec: openapi %q is not supported: use 3.0, 3.1, or Swagger 2.0", d.raw.OpenAPI)
+		return nil, fmt.Errorf("openapi %q is not supported: use 3.0, 3.1, or Swagger 2.0", d.raw.OpenAPI)
 	default:
-		return nil, errors.New("spec: neither an \"openapi\" nor a \"swagger\" field: is this an OpenAPI document?")
+		return nil, errors.New("neither an \"openapi\" nor a \"swagger\" field: is this an OpenAPI document?")
 	}
 	if len(d.raw.Paths) == 0 {
 		if n := len(d.raw.Webhooks); n > 0 {
-			return nil, fmt.Errorf("spec: the document has no paths, only webhooks (%d): webhooks are requests the API sends, not operations to call, so there are no tools", n)
+			return nil, fmt.Errorf("the document has no paths, only webhooks (%d): webhooks are requests the API sends, not operations to call, so there are no tools", n)
 		}
-		return nil, errors.New("spec: the document has no paths, so no operations")
+		return nil, errors.New("the document has no paths, so no operations")
 	}
 	d.Title = d.raw.Info.Title
 	if err := d.servers(); err != nil {
@@ -247,7 +247,7 @@ func ParseContext(ctx context.Context, data []byte) (doc *Document, err error) {
 		return nil, err
 	}
 	if len(d.Operations) == 0 {
-		return nil, fmt.Errorf("spec: the document's %d paths have no operations", len(d.raw.Paths))
+		return nil, fmt.Errorf("the document's %d paths have no operations", len(d.raw.Paths))
 	}
 	return d, nil
 }
@@ -287,7 +287,7 @@ func (d *Document) operations(ctx context.Context) error {
 		var shared []json.RawMessage
 		if raw, ok := item["parameters"]; ok {
 			if err := decode(raw, &shared); err != nil {
-				return fmt.Errorf("spec: paths.%s.parameters: %v", path, err)
+				return fmt.Errorf("paths.%s.parameters: %v", path, err)
 			}
 		}
 		var servers []Server
@@ -328,7 +328,7 @@ func (d *Document) pathItem(item map[string]json.RawMessage, where string) (map[
 			return item, nil
 		}
 		if seen[ref] {
-			return nil, fmt.Errorf("spec: %s: the reference %q leads back to itself", where, ref)
+			return nil, fmt.Errorf("%s: the reference %q leads back to itself", where, ref)
 		}
 		seen[ref] = true
 		raw, err := d.resolve(ref, where)
@@ -337,7 +337,7 @@ func (d *Document) pathItem(item map[string]json.RawMessage, where string) (map[
 		}
 		var target map[string]json.RawMessage
 		if err := decode(raw, &target); err != nil {
-			return nil, fmt.Errorf("spec: %s: the reference %q: not a path item: %v", where, ref, err)
+			return nil, fmt.Errorf("%s: the reference %q: not a path item: %v", where, ref, err)
 		}
 		merged := make(map[string]json.RawMessage, len(item)+len(target))
 		for k, v := range target {
@@ -365,7 +365,7 @@ func (d *Document) operation(path, method string, raw json.RawMessage, shared []
 	}
 	var ro rawOperation
 	if err := decode(raw, &ro); err != nil {
-		return nil, fmt.Errorf("spec: %s: %v", where, err)
+		return nil, fmt.Errorf("%s: %v", where, err)
 	}
 	op := &Operation{ID: ro.OperationID, Method: strings.ToUpper(method), Path: path, Summary: ro.Summary,
 		Description: ro.Description, Tags: ro.Tags, Deprecated: ro.Deprecated, Where: where, Extensions: map[string]json.RawMessage{}}
@@ -461,7 +461,7 @@ func (d *Document) output(op *Operation, ro rawOperation, where string) error {
 		}
 		switch {
 		case err != nil && ok:
-			return fmt.Errorf("spec: %s.%s: %v", where, c, err)
+			return fmt.Errorf("%s.%s: %v", where, c, err)
 		case err != nil:
 			continue
 		}
@@ -502,18 +502,18 @@ func jsonError(data []byte, err error, fromYAML bool) error {
 	switch {
 	case errors.As(err, &se):
 		line, col := position(data, se.Offset)
-		return fmt.Errorf("spec: malformed JSON at line %d, column %d: %v", line, col, se)
+		return fmt.Errorf("malformed JSON at line %d, column %d: %v", line, col, se)
 	case errors.As(err, &te) && te.Field == "":
-		return fmt.Errorf("spec: the document is %s, not an object: is this an OpenAPI document?", jsonValue[te.Value])
+		return fmt.Errorf("the document is %s, not an object: is this an OpenAPI document?", jsonValue[te.Value])
 	case errors.As(err, &te):
 		what := fmt.Sprintf("%s where %s was expected", jsonValue[te.Value], jsonKind(te.Type))
 		if fromYAML {
-			return fmt.Errorf("spec: %s: %s", te.Field, what)
+			return fmt.Errorf("%s: %s", te.Field, what)
 		}
 		line, col := position(data, te.Offset)
-		return fmt.Errorf("spec: at line %d, column %d (%s): %s", line, col, te.Field, what)
+		return fmt.Errorf("at line %d, column %d (%s): %s", line, col, te.Field, what)
 	}
-	return fmt.Errorf("spec: %v", err)
+	return fmt.Errorf("the document cannot be read: %v", err)
 }
 
 // jsonValue names the kinds of JSON value a decoding error reports.

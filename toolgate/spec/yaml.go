@@ -21,9 +21,9 @@ func yamlToJSON(data []byte) ([]byte, error) {
 			if m := yamlLine.FindStringSubmatch(msg); m != nil {
 				at = " at line " + m[1]
 			}
-			return nil, fmt.Errorf("spec: the document nests more than 10000 levels deep%s; toolgate reads at most %d", at, MaxNesting)
+			return nil, fmt.Errorf("the document nests more than 10000 levels deep%s; toolgate reads at most %d", at, MaxNesting)
 		}
-		return nil, fmt.Errorf("spec: neither JSON nor YAML: %v", err)
+		return nil, fmt.Errorf("neither JSON nor YAML: %v", err)
 	}
 	if err := checkYAML(&root); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func checkYAML(root *yaml.Node) error {
 		return nestingError(top.height, n.Line, n.Column)
 	}
 	if top.bytes > MaxDocumentBytes {
-		return fmt.Errorf("spec: the YAML document's aliases expand it to more than %d MiB; toolgate reads at most %d MiB", MaxDocumentBytes>>20, MaxDocumentBytes>>20)
+		return fmt.Errorf("the YAML document's aliases expand it to more than %d MiB; toolgate reads at most %d MiB", MaxDocumentBytes>>20, MaxDocumentBytes>>20)
 	}
 	return nil
 }
@@ -142,7 +142,7 @@ func (c *yamlConverter) value(n *yaml.Node) (any, error) {
 		return c.value(n.Content[0])
 	case yaml.AliasNode:
 		if n.Alias == nil {
-			return nil, fmt.Errorf("spec: line %d: the alias *%s names nothing", n.Line, n.Value)
+			return nil, fmt.Errorf("line %d: the alias *%s names nothing", n.Line, n.Value)
 		}
 		return c.value(n.Alias)
 	case yaml.ScalarNode:
@@ -152,7 +152,7 @@ func (c *yamlConverter) value(n *yaml.Node) (any, error) {
 		return v, nil
 	}
 	if c.active[n] {
-		return nil, fmt.Errorf("spec: line %d: the anchor &%s contains itself", n.Line, n.Anchor)
+		return nil, fmt.Errorf("line %d: the anchor &%s contains itself", n.Line, n.Anchor)
 	}
 	if n.Anchor != "" {
 		c.active[n] = true
@@ -196,10 +196,10 @@ func (c *yamlConverter) mapping(n *yaml.Node) (any, error) {
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("spec: line %d: a mapping key that is not a string", k.Line)
+			return nil, fmt.Errorf("line %d: a mapping key that is not a string", k.Line)
 		}
 		if first, ok := line[k.Value]; ok {
-			return nil, fmt.Errorf("spec: line %d: the key %q is already defined at line %d", k.Line, k.Value, first)
+			return nil, fmt.Errorf("line %d: the key %q is already defined at line %d", k.Line, k.Value, first)
 		}
 		line[k.Value] = k.Line
 		v, err := c.value(e)
@@ -220,7 +220,7 @@ func (c *yamlConverter) mapping(n *yaml.Node) (any, error) {
 			}
 			from, ok := v.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("spec: line %d: \"<<\" merges a mapping, not this", e.Line)
+				return nil, fmt.Errorf("line %d: \"<<\" merges a mapping, not this", e.Line)
 			}
 			for k, x := range from {
 				if _, ok := out[k]; !ok {
@@ -242,7 +242,7 @@ func yamlScalar(n *yaml.Node) (any, error) {
 	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
-			return nil, fmt.Errorf("spec: line %d: %v", n.Line, err)
+			return nil, fmt.Errorf("line %d: %v", n.Line, err)
 		}
 		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
 			return n.Value, nil

@@ -16,8 +16,8 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
-	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // concurrentFiles is the size of the concurrency test's batch, of which
@@ -168,12 +168,12 @@ func checkConcurrent(t *testing.T, dsn string, sb *sandbox.Server) (paid, duplic
 	}
 	for sha, p := range progress {
 		switch p {
-		case store.Done:
-		case store.Ambiguous:
+		case recording.Done:
+		case recording.Ambiguous:
 			if !listed[sha] {
 				t.Errorf("content %s is ambiguous but not listed by ambiguous", sha[:12])
 			}
-		case store.FailedSafely:
+		case recording.FailedSafely:
 			why := false
 			for _, op := range ops {
 				if strings.Contains(op.Subject, sha) && (op.State == journal.FailedSafe || op.State == journal.NotApplied) && op.LastError != "" {
