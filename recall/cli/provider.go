@@ -27,6 +27,8 @@ type providerFlags struct {
 	// speakers is --speakers, for the commands that transcribe: see
 	// provider.Options.Speakers.
 	speakers int
+	// language, prompt and vocabulary (a file) are the hints.
+	language, prompt, vocabulary string
 }
 
 // registerSpeakers declares --speakers in f: alone, labels without a
@@ -34,6 +36,30 @@ type providerFlags struct {
 func (p *providerFlags) registerSpeakers(f *pflag.FlagSet) {
 	f.IntVar(&p.speakers, "speakers", 0, "label who speaks; --speakers=N expects N speakers where the provider takes a count ("+speakerHelp()+")")
 	f.Lookup("speakers").NoOptDefVal = strconv.Itoa(provider.SpeakersUnknown)
+	f.StringVar(&p.language, "language", "", "the audio's `LANGUAGE`, such as en or pt-BR (default: the provider detects it)")
+	f.StringVar(&p.prompt, "prompt", "", "`TEXT` that guides the transcription: context, names, spelling")
+	f.StringVar(&p.vocabulary, "vocabulary", "", "a `FILE` of words and phrases the audio holds, one a line (# starts a comment)")
+}
+
+// hints reads the hints the flags give.
+func (p *providerFlags) hints() (provider.Hints, error) {
+	h := provider.Hints{Language: p.language, Prompt: strings.TrimSpace(p.prompt)}
+	if p.vocabulary == "" {
+		return h, nil
+	}
+	data, err := os.ReadFile(p.vocabulary)
+	if err != nil {
+		return h, fmt.Errorf("--vocabulary: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if term := strings.TrimSpace(line); term != "" && !strings.HasPrefix(term, "#") {
+			h.Vocabulary = append(h.Vocabulary, term)
+		}
+	}
+	if len(h.Vocabulary) == 0 {
+		return h, fmt.Errorf("--vocabulary: %s holds no terms: write one word or phrase a line", p.vocabulary)
+	}
+	return h, nil
 }
 
 // speakerHelp lists the providers that label speakers, and how.
@@ -196,12 +222,19 @@ func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *prov
 	if p.speakers < provider.SpeakersUnknown {
 		return nil, stop, command.Usagef("--speakers=%d: give a number of speakers from 1, or --speakers alone", p.speakers)
 	}
+	hints, err := p.hints()
+	if err != nil {
+		return nil, stop, err
+	}
 	if reg, err := provider.Lookup(p.name); err == nil {
 		if err := reg.CheckSpeakers(p.speakers); err != nil {
 			return nil, stop, err
 		}
+		if err := reg.CheckHints(p.model, hints); err != nil {
+			return nil, stop, err
+		}
 	}
-	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout, Speakers: p.speakers}
+	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout, Speakers: p.speakers, Hints: hints}
 	switch {
 	case p.name == "sandbox" && o.BaseURL == "":
 		if o.BaseURL, stop, err = startSandbox(r); err != nil {

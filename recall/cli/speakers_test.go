@@ -103,3 +103,37 @@ func TestSpeakersEndToEnd(t *testing.T) {
 		t.Errorf("openai with --speakers: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestHintFlags: --language, --prompt and --vocabulary reach the
+// provider's request, and one it cannot take is refused before a key is
+// read or anything sent, naming the flag.
+func TestHintFlags(t *testing.T) {
+	srv, job := assemblyAIWithSpeakers(t)
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "talk.mp3"))
+	vocab := filepath.Join(t.TempDir(), "terms.txt")
+	os.WriteFile(vocab, []byte("# names\nRubicon\n\nrecall archive\n"), 0o644)
+	db := filepath.Join(t.TempDir(), "r.db")
+	env := map[string]string{"ASSEMBLYAI_API_KEY": "k", "XDG_CACHE_HOME": t.TempDir()}
+	run(t, env, "--db", db, "add", "talks", dir)
+	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL,
+		"--language", "en-AU", "--prompt", "A talk.", "--vocabulary", vocab); r.code != cli.ExitOK {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if j := job(); j["language_code"] != "en_au" || j["prompt"] != "A talk." || len(j["keyterms_prompt"].([]any)) != 2 {
+		t.Errorf("the job asked for %v", j)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--provider", "openai", "--language", "pt-BR"}, "two-letter ISO-639-1"},
+		{[]string{"--provider", "deepgram", "--prompt", "x"}, "takes no prompt"},
+		{[]string{"--provider", "assemblyai", "--vocabulary", filepath.Join(dir, "none.txt")}, "--vocabulary"},
+	} {
+		r := run(t, map[string]string{"XDG_CACHE_HOME": t.TempDir()}, append([]string{"--db", db, "run", "talks"}, c.args...)...)
+		if r.code == cli.ExitOK || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "API key") {
+			t.Errorf("%q: exit %d, %q; want a refusal with %q before the key", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -30,6 +30,7 @@ type assemblyAI struct {
 	pollEvery time.Duration
 	// speakers asks for speaker labels: see Options.Speakers.
 	speakers int
+	hints    Hints
 }
 
 // Evidence keys the provider records.
@@ -47,6 +48,10 @@ type assemblyRequest struct {
 	// SpeakerLabels and SpeakersExpected ask for speaker diarization.
 	SpeakerLabels    bool `json:"speaker_labels,omitempty"`
 	SpeakersExpected int  `json:"speakers_expected,omitempty"`
+	// LanguageCode, Prompt and KeytermsPrompt carry the hints.
+	LanguageCode   string   `json:"language_code,omitempty"`
+	Prompt         string   `json:"prompt,omitempty"`
+	KeytermsPrompt []string `json:"keyterms_prompt,omitempty"`
 }
 
 type assemblyTranscript struct {
@@ -119,6 +124,10 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	if a.speakers > 0 {
 		ask.SpeakersExpected = a.speakers
 	}
+	if a.hints.Language != "" {
+		ask.LanguageCode, _ = underscored(a.hints.Language)
+	}
+	ask.Prompt, ask.KeytermsPrompt = a.hints.Prompt, a.hints.Vocabulary
 	body, _ := json.Marshal(ask)
 	req, err = a.request(ctx, http.MethodPost, "/v2/transcript", body, "application/json")
 	if err != nil {

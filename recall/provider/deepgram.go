@@ -29,6 +29,7 @@ type deepgram struct {
 	// speakers, when not 0, asks for diarization (Deepgram takes no
 	// count).
 	speakers int
+	hints    Hints
 }
 
 type deepgramResponse struct {
@@ -66,6 +67,17 @@ func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (
 	q := url.Values{"model": {d.model}, "smart_format": {"true"}, "utterances": {"true"}, "tag": {c.Key}}
 	if d.speakers != 0 {
 		q.Set("diarize", "true")
+	}
+	if d.hints.Language != "" {
+		q.Set("language", d.hints.Language)
+	}
+	// Nova-3 takes key terms; earlier models, keywords.
+	terms := "keyterm"
+	if !strings.HasPrefix(d.model, "nova-3") {
+		terms = "keywords"
+	}
+	for _, t := range d.hints.Vocabulary {
+		q.Add(terms, t)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(d.baseURL, "/")+"/v1/listen?"+q.Encode(), bytes.NewReader(audio))
 	if err != nil {

@@ -39,13 +39,14 @@ type openAI struct {
 	// tagHeader, if set, names a header that carries the chunk's journal
 	// key, for providers that can be asked about it later.
 	tagHeader string
+	hints     Hints
 }
 
 // openAICompatible returns the api constructor of an OpenAI-compatible
 // provider.
 func openAICompatible(name string, d openAIDialect) func(Options) api {
 	return func(o Options) api {
-		return &openAI{dialect: d, name: name, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey}
+		return &openAI{dialect: d, name: name, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, hints: o.Hints}
 	}
 }
 
@@ -90,6 +91,12 @@ func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
 	}
 	fw.Write(audio)
 	mw.WriteField("model", o.model)
+	if o.hints.Language != "" {
+		mw.WriteField("language", o.hints.Language)
+	}
+	if p := joinedPrompt(o.hints); p != "" {
+		mw.WriteField("prompt", p)
+	}
 	if o.dialect.textOnly != nil && o.dialect.textOnly(o.model) {
 		mw.WriteField("response_format", "json")
 	} else {

@@ -55,6 +55,22 @@ type Options struct {
 	// speakers, where the provider takes a count. A provider that labels
 	// no speakers refuses any but 0.
 	Speakers int
+	// Hints are sent as the provider takes them; one it cannot take, or
+	// past its documented limits, is refused by New.
+	Hints Hints
+}
+
+// Hints tell the provider what the audio holds, each mapped to the
+// provider's own parameter (see Registration.Hints).
+type Hints struct {
+	// Language is the audio's language, such as "en" or "pt-BR"; empty
+	// leaves it to the provider.
+	Language string
+	// Prompt is text that guides the transcription: context, spelling,
+	// style.
+	Prompt string
+	// Vocabulary are words and phrases the audio holds: names, terms.
+	Vocabulary []string
 }
 
 // SpeakersUnknown is Options.Speakers for labels without a count.
@@ -95,6 +111,9 @@ func New(o Options) (*Provider, error) {
 		return nil, err
 	}
 	if err := reg.CheckSpeakers(o.Speakers); err != nil {
+		return nil, err
+	}
+	if err := reg.CheckHints(o.Model, o.Hints); err != nil {
 		return nil, err
 	}
 	a := reg.api(o)

@@ -46,6 +46,7 @@ type Registration struct {
 
 	limits func(model string) Limits
 	api    func(o Options) api
+	hints  hintRules
 }
 
 // Price returns the registered price of model, and whether there is one.
@@ -126,6 +127,7 @@ func registrations() []Registration {
 			DefaultModel: "whisper-1", Billing: perSecond,
 			Prices:  map[string]ledger.Amount{"whisper-1": 6000},
 			Records: "its charges, by the request's key, all in one answer",
+			hints:   openAIHints,
 			limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 			api: func(o Options) api {
 				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox"}}
@@ -136,6 +138,7 @@ func registrations() []Registration {
 			DefaultModel: "whisper-1", KeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1", Billing: perSecond,
 			Prices:  map[string]ledger.Amount{"whisper-1": 6000, "gpt-4o-transcribe": 6000, "gpt-4o-mini-transcribe": 3000},
 			Records: "none per request: its usage page, by time",
+			hints:   openAIHints,
 			limits:  openAILimits,
 			api:     openAICompatible("openai", openAIDialect{path: "/v1/audio/transcriptions", seconds: true, textOnly: gpt4oText}),
 		},
@@ -145,6 +148,7 @@ func registrations() []Registration {
 			Billing: Billing{Increment: time.Second, Minimum: 10 * time.Second},
 			Prices:  map[string]ledger.Amount{"whisper-large-v3": 1850, "whisper-large-v3-turbo": 667},
 			Records: "none per request: its usage page, by time",
+			hints:   openAIHints,
 			limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 			api:     openAICompatible("groq", openAIDialect{path: "/v1/audio/transcriptions", seconds: true}),
 		},
@@ -160,9 +164,10 @@ func registrations() []Registration {
 			Prices:   map[string]ledger.Amount{"nova-3": 4300, "nova-2": 4300},
 			Records:  "the project's request log, every page of the time since the request was sent, by the request's tag",
 			Speakers: "diarize=true; no count is taken",
+			hints:    hintRules{language: "language", vocabulary: "keyterm (nova-3) or keywords", languageForm: asGiven},
 			limits:   func(string) Limits { return Limits{MaxBytes: 2 << 30} },
 			api: func(o Options) api {
-				return &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project, speakers: o.Speakers}
+				return &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project, speakers: o.Speakers, hints: o.Hints}
 			},
 		},
 		{
@@ -171,9 +176,21 @@ func registrations() []Registration {
 			Prices:   map[string]ledger.Amount{"universal-3-pro": 3500, "universal-2": 2500},
 			Records:  "the job by its id, else every page of the transcript list since the request was sent, by the upload",
 			Speakers: "speaker_labels, with speakers_expected for a count",
-			limits:   func(string) Limits { return Limits{MaxBytes: 2200 << 20} },
+			// The limits of TranscriptOptionalParams: a prompt of up to
+			// 1,500 words, for Universal-3 Pro only; up to 200 keyterms
+			// for Universal-2 and 1,000 for Universal-3 Pro, 6 words each
+			// at most.
+			hints: hintRules{language: "language_code", prompt: "prompt", vocabulary: "keyterms_prompt", languageForm: underscored,
+				promptWords: 1500, promptModels: func(model string) bool { return model == "universal-3-pro" },
+				phraseWords: 6, vocabularyItems: func(model string) int {
+					if model == "universal-2" {
+						return 200
+					}
+					return 1000
+				}},
+			limits: func(string) Limits { return Limits{MaxBytes: 2200 << 20} },
 			api: func(o Options) api {
-				return &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery, speakers: o.Speakers}
+				return &assemblyAI{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, pollEvery: o.PollEvery, speakers: o.Speakers, hints: o.Hints}
 			},
 		},
 	}
@@ -182,7 +199,11 @@ func registrations() []Registration {
 // selfHosted is the registration of an OpenAI-compatible server that a
 // user runs: no key, no charge, any model it was started with.
 func selfHosted(name, about, model, baseURL string, d openAIDialect) Registration {
-	return Registration{Name: name, About: about, DefaultModel: model, BaseURL: baseURL, Billing: perSecond, AnyModel: free,
+	hints := openAIHints
+	if name == "localai" {
+		hints = hintRules{} // LocalAI's transcription reads neither field
+	}
+	return Registration{Name: name, About: about, DefaultModel: model, BaseURL: baseURL, Billing: perSecond, AnyModel: free, hints: hints,
 		Records: "none: a self-hosted server charges nothing",
 		limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 		api:     openAICompatible(name, d)}
