@@ -227,7 +227,7 @@ func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *prov
 		return nil, stop, err
 	}
 	if reg, err := provider.Lookup(p.name); err == nil {
-		if err := reg.CheckSpeakers(p.speakers); err != nil {
+		if err := reg.CheckSpeakers(p.model, p.speakers); err != nil {
 			return nil, stop, err
 		}
 		if err := reg.CheckHints(p.model, hints); err != nil {

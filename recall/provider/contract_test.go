@@ -150,7 +150,18 @@ func TestOpenAIFormsMatchTheSpec(t *testing.T) {
 	reg, _ := provider.Lookup("openai")
 	for _, model := range reg.Models() {
 		t.Run(model, func(t *testing.T) {
-			jsonOnly := strings.Contains(desc, "`"+model+"`") // "For gpt-4o-transcribe and gpt-4o-mini-transcribe, the only supported format is json"
+			// "For `gpt-4o-transcribe` and `gpt-4o-mini-transcribe`, the
+			// only supported format is `json`. For
+			// `gpt-4o-transcribe-diarize`, the supported formats are ...
+			// `diarized_json`, with `diarized_json` required to receive
+			// speaker annotations."
+			var jsonOnly, diarized bool
+			for _, sentence := range strings.Split(desc, ". ") {
+				if strings.Contains(sentence, "`"+model+"`") {
+					jsonOnly = jsonOnly || strings.Contains(sentence, "only supported format is `json`")
+					diarized = diarized || strings.Contains(sentence, "`diarized_json`")
+				}
+			}
 			var problems []string
 			url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.Method != http.MethodPost || r.URL.Path != "/v1/audio/transcriptions" {
@@ -163,6 +174,13 @@ func TestOpenAIFormsMatchTheSpec(t *testing.T) {
 					problems = append(problems, checkForm(t, oai, r.MultipartForm)...)
 				}
 				format := r.FormValue("response_format")
+				if diarized {
+					if format != "diarized_json" {
+						problems = append(problems, "the diarizing model asked for "+format+", not diarized_json")
+					}
+					w.Write(oaiExample(t, oai, "CreateTranscriptionResponseDiarizedJson"))
+					return
+				}
 				if jsonOnly && format != "json" {
 					w.WriteHeader(http.StatusBadRequest)
 					fmt.Fprintf(w, `{"error":{"message":"response_format '%s' is not compatible with model '%s'. Use 'json' or 'text' instead.","type":"invalid_request_error","param":"response_format","code":"unsupported_value"}}`, format, model)

@@ -111,6 +111,9 @@ func (r Registration) CheckHints(model string, h Hints) error {
 		if rules.vocabulary == "" {
 			return refuse("--vocabulary", "vocabulary")
 		}
+		if rules.vocabulary == rules.prompt && rules.promptModels != nil && !rules.promptModels(model) {
+			return fmt.Errorf("--vocabulary: %s/%s takes no prompt, where the terms would go; leave it out", r.Name, model)
+		}
 		if rules.vocabularyItems != nil {
 			if most := rules.vocabularyItems(model); len(h.Vocabulary) > most {
 				return fmt.Errorf("--vocabulary for %s/%s holds %d terms; it takes at most %d: keep the ones that matter most", r.Name, model, len(h.Vocabulary), most)

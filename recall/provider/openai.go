@@ -50,6 +50,10 @@ func openAICompatible(name string, d openAIDialect) func(Options) api {
 	}
 }
 
+// diarizes reports OpenAI's model that labels speakers, answering in
+// diarized_json.
+func diarizes(model string) bool { return strings.HasPrefix(model, "gpt-4o-transcribe-diarize") }
+
 // gpt4oText reports OpenAI's models that answer only in json: the gpt-4o
 // transcription models (and gpt-transcribe), which refuse verbose_json.
 func gpt4oText(model string) bool {
@@ -97,9 +101,15 @@ func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
 	if p := joinedPrompt(o.hints); p != "" {
 		mw.WriteField("prompt", p)
 	}
-	if o.dialect.textOnly != nil && o.dialect.textOnly(o.model) {
+	switch {
+	case o.name == "openai" && diarizes(o.model):
+		// Speaker segments come only in diarized_json; the audio is cut
+		// by the server's voice detection, which a chunk over 30 s needs.
+		mw.WriteField("response_format", "diarized_json")
+		mw.WriteField("chunking_strategy", "auto")
+	case o.dialect.textOnly != nil && o.dialect.textOnly(o.model):
 		mw.WriteField("response_format", "json")
-	} else {
+	default:
 		mw.WriteField("response_format", "verbose_json")
 		mw.WriteField("timestamp_granularities[]", "segment")
 	}
@@ -163,9 +173,10 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 		Language string  `json:"language"`
 		Duration float64 `json:"duration"`
 		Segments []struct {
-			Start *float64 `json:"start"`
-			End   *float64 `json:"end"`
-			Text  string   `json:"text"`
+			Start   *float64 `json:"start"`
+			End     *float64 `json:"end"`
+			Text    string   `json:"text"`
+			Speaker string   `json:"speaker"` // diarized_json's
 		} `json:"segments"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -184,7 +195,7 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 			t.Timing = recording.TimingChunk // whisper.cpp without timestamps
 			continue
 		}
-		t.Segments = append(t.Segments, recording.Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text)})
+		t.Segments = append(t.Segments, recording.Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text), Speaker: s.Speaker})
 	}
 	if len(t.Segments) == 0 {
 		t.Timing = recording.TimingChunk

@@ -110,7 +110,7 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := reg.CheckSpeakers(o.Speakers); err != nil {
+	if err := reg.CheckSpeakers(o.Model, o.Speakers); err != nil {
 		return nil, err
 	}
 	if err := reg.CheckHints(o.Model, o.Hints); err != nil {

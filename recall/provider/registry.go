@@ -41,8 +41,10 @@ type Registration struct {
 	// cannot; for the documentation.
 	Records string
 	// Speakers says how the provider labels who speaks, by the request's
-	// parameters; empty when it does not.
-	Speakers string
+	// parameters; empty when it does not. speakerModels, if set, are the
+	// models that do.
+	Speakers      string
+	speakerModels func(model string) bool
 
 	limits func(model string) Limits
 	api    func(o Options) api
@@ -136,11 +138,14 @@ func registrations() []Registration {
 		{
 			Name: "openai", About: "OpenAI's API: whisper-1 with timed segments, gpt-4o-transcribe and gpt-4o-mini-transcribe as text per chunk",
 			DefaultModel: "whisper-1", KeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1", Billing: perSecond,
-			Prices:  map[string]ledger.Amount{"whisper-1": 6000, "gpt-4o-transcribe": 6000, "gpt-4o-mini-transcribe": 3000},
+			Prices:  map[string]ledger.Amount{"whisper-1": 6000, "gpt-4o-transcribe": 6000, "gpt-4o-mini-transcribe": 3000, "gpt-4o-transcribe-diarize": 6000},
 			Records: "none per request: its usage page, by time",
-			hints:   openAIHints,
-			limits:  openAILimits,
-			api:     openAICompatible("openai", openAIDialect{path: "/v1/audio/transcriptions", seconds: true, textOnly: gpt4oText}),
+			// The diarizing model takes no prompt (CreateTranscriptionRequest).
+			hints:         hintRules{language: "language", prompt: "prompt", vocabulary: "prompt", languageForm: twoLetters, promptModels: func(m string) bool { return !diarizes(m) }},
+			Speakers:      "with --model gpt-4o-transcribe-diarize only (diarized_json; no count is taken)",
+			speakerModels: diarizes,
+			limits:        openAILimits,
+			api:           openAICompatible("openai", openAIDialect{path: "/v1/audio/transcriptions", seconds: true, textOnly: gpt4oText}),
 		},
 		{
 			Name: "groq", About: "Groq's OpenAI-compatible API: whisper-large-v3 and whisper-large-v3-turbo, billed at least 10 s a request",
@@ -211,9 +216,13 @@ func selfHosted(name, about, model, baseURL string, d openAIDialect) Registratio
 
 // CheckSpeakers refuses speakers (see Options.Speakers) that the provider
 // cannot label, naming those that can.
-func (r Registration) CheckSpeakers(speakers int) error {
-	if speakers != 0 && r.Speakers == "" {
+func (r Registration) CheckSpeakers(model string, speakers int) error {
+	switch {
+	case speakers == 0:
+	case r.Speakers == "":
 		return fmt.Errorf("provider %s labels no speakers: give --speakers with %s, or leave it out", r.Name, strings.Join(speakerNames(), " or "))
+	case r.speakerModels != nil && !r.speakerModels(model):
+		return fmt.Errorf("%s/%s labels no speakers: %s", r.Name, model, r.Speakers)
 	}
 	return nil
 }

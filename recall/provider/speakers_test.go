@@ -120,14 +120,73 @@ func TestDeepgramSpeakers(t *testing.T) {
 	}
 }
 
+// TestOpenAIDiarizedJSON: with gpt-4o-transcribe-diarize, the request
+// asks for diarized_json with chunking_strategy auto, fields of
+// CreateTranscriptionRequest and values its enums allow; the answer's
+// segments (TranscriptionDiarizedSegment) keep their speakers.
+func TestOpenAIDiarizedJSON(t *testing.T) {
+	oai := loadSpec(t, "openai/openapi-audio.yaml")
+	props := schemaOf(t, oai, "CreateTranscriptionRequest")["properties"].(map[string]any)
+	formats := stringsOf(schemaOf(t, oai, "AudioResponseFormat")["enum"])
+	if !slices.Contains(formats, "diarized_json") {
+		t.Fatalf("AudioResponseFormat %v has no diarized_json", formats)
+	}
+	segment := schemaOf(t, oai, "TranscriptionDiarizedSegment")
+	if !slices.Contains(stringsOf(segment["required"]), "speaker") {
+		t.Fatal("the spec's diarized segment does not require a speaker")
+	}
+	var mu sync.Mutex
+	fields := map[string]string{}
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		r.ParseMultipartForm(32 << 20)
+		for k, v := range r.MultipartForm.Value {
+			fields[k] = v[0]
+		}
+		io.WriteString(w, `{"task":"transcribe","duration":2.5,"text":"Hello there. Hi.","segments":[
+			{"type":"transcript.text.segment","id":"seg_0","start":0.2,"end":1.1,"text":"Hello there.","speaker":"A"},
+			{"type":"transcript.text.segment","id":"seg_1","start":1.3,"end":2.0,"text":"Hi.","speaker":"B"}]}`)
+	})
+	p := newProvider(t, provider.Options{Name: "openai", BaseURL: url, Model: "gpt-4o-transcribe-diarize", APIKey: "k", Speakers: provider.SpeakersUnknown})
+	tr, err := p.Transcribe(context.Background(), chunk(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range fields {
+		if _, ok := props[k]; !ok {
+			t.Errorf("form field %s is not in CreateTranscriptionRequest", k)
+		}
+	}
+	if fields["response_format"] != "diarized_json" || fields["chunking_strategy"] != "auto" {
+		t.Errorf("fields %v", fields)
+	}
+	if len(tr.Segments) != 2 || tr.Segments[0].Speaker != "A" || tr.Segments[1].Speaker != "B" || tr.Segments[1].Start != 1300*time.Millisecond {
+		t.Errorf("segments %+v", tr.Segments)
+	}
+	// The diarizing model takes no prompt, and so no vocabulary.
+	for _, h := range []provider.Hints{{Prompt: "x"}, {Vocabulary: []string{"Rubicon"}}} {
+		if _, err := provider.New(provider.Options{Name: "openai", BaseURL: url, Model: "gpt-4o-transcribe-diarize", Hints: h}); err == nil {
+			t.Errorf("hints %+v taken by the diarizing model", h)
+		}
+	}
+}
+
 // TestProvidersWithoutSpeakersRefuseThem: a provider that labels no
 // speakers is not made with speakers asked for, and says which do.
 func TestProvidersWithoutSpeakersRefuseThem(t *testing.T) {
-	for _, name := range []string{"openai", "groq", "whispercpp", "sandbox"} {
+	for _, name := range []string{"groq", "whispercpp", "sandbox"} {
 		_, err := provider.New(provider.Options{Name: name, BaseURL: "http://127.0.0.1:9", Model: "whisper-1", Speakers: provider.SpeakersUnknown})
 		if err == nil || !strings.Contains(err.Error(), "labels no speakers") || !strings.Contains(err.Error(), "assemblyai") {
 			t.Errorf("%s: %v; want a refusal naming the providers that label speakers", name, err)
 		}
+	}
+	// OpenAI labels them with one model only, and says which.
+	_, err := provider.New(provider.Options{Name: "openai", BaseURL: "http://127.0.0.1:9", Model: "whisper-1", Speakers: 2})
+	if err == nil || !strings.Contains(err.Error(), "openai/whisper-1 labels no speakers") || !strings.Contains(err.Error(), "gpt-4o-transcribe-diarize") {
+		t.Errorf("openai/whisper-1: %v; want a refusal naming the model that labels speakers", err)
 	}
 }
 
