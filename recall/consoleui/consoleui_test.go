@@ -305,6 +305,25 @@ func TestRecordingPage(t *testing.T) {
 	if p := x.get(t, "/recordings/abc"); p.status != 404 {
 		t.Errorf("a recording that does not exist: %d", p.status)
 	}
+
+	// Settled with a transcript that labels its speakers (OpenAI's
+	// diarized_json), the page names who speaks where a turn starts.
+	tr, err := recall.ParseTranscript([]byte(`{"task":"transcribe","duration":2,"text":"Hello. Hi. Bye.","segments":[
+		{"type":"transcript.text.segment","id":"a","start":0,"end":0.5,"text":"Hello.","speaker":"A"},
+		{"type":"transcript.text.segment","id":"b","start":0.6,"end":1.0,"text":"Hi.","speaker":"B"},
+		{"type":"transcript.text.segment","id":"c","start":1.1,"end":1.5,"text":"Bye.","speaker":"B"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.a.Resolve(context.Background(), x.charged, recall.Decision{Applied: true, Transcript: tr, By: "ana", Note: "charged"}); err != nil {
+		t.Fatal(err)
+	}
+	p = x.get(t, "/recordings/"+sha)
+	for _, want := range []string{`<b class="speaker">Speaker A:</b> Hello.`, `<b class="speaker">Speaker B:</b> Hi.`, `</td><td>Bye.</td>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the page of a transcript with speakers lacks %q:\n%s", want, p.body)
+		}
+	}
 }
 
 func must[T any](v T, err error) T {

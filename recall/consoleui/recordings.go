@@ -15,6 +15,8 @@ import (
 type line struct {
 	Start, End time.Duration
 	Text       string
+	// Speaker is who speaks, shown where a turn starts.
+	Speaker string
 	// Anchor names the line in the page, for a search's match to link to.
 	Anchor string
 }
@@ -66,9 +68,15 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, err)
 			return
 		}
+		prev := ""
 		for _, seg := range p.Segments {
 			start := p.Start + seg.Start
-			v.Lines = append(v.Lines, line{Start: start, End: p.Start + seg.End, Text: seg.Text, Anchor: anchor(start)})
+			l := line{Start: start, End: p.Start + seg.End, Text: seg.Text, Anchor: anchor(start)}
+			if seg.Speaker != prev {
+				l.Speaker = seg.Speaker
+			}
+			prev = seg.Speaker
+			v.Lines = append(v.Lines, l)
 		}
 		d.Parts = append(d.Parts, v)
 	}
