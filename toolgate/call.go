@@ -48,10 +48,6 @@ type Caller struct {
 
 	mu      sync.Mutex
 	schemas map[string]*jsonschema.Resolved // compiled on a tool's first call
-	// beginning serializes the check for an identical open call with the
-	// insert of the new one, so two concurrent identical calls cannot both
-	// pass the check.
-	beginning sync.Mutex
 }
 
 // NewCaller returns a caller for cat's tools against the upstream: base
@@ -440,10 +436,12 @@ func digest(s string) string {
 
 // begin records a call of a tool that changes state, refusing it while a
 // call that the tool's guard holds it back for is in flight or ambiguous.
+// The journal decides, in the transaction of the sending commit, through
+// the call's guard: every server that shares the journal refuses alike.
 func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage) (sent journal.Operation, refusal string, err error) {
 	id := c.identify(t, a)
-	c.beginning.Lock()
-	defer c.beginning.Unlock()
+	// An open call recorded before the journal kept guards holds none;
+	// looking first finds it, and saves a write when a call is open.
 	if refusal, err := c.held(ctx, t, id); err != nil || refusal != "" {
 		return journal.Operation{}, refusal, err
 	}
@@ -453,15 +451,29 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	if t.Confirm {
 		ev["confirmed"] = "a person accepted it through the client"
 	}
-	sent, err = c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker)
+	sent, err = c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev, Guard: guard(t, id)}, c.worker)
+	var held *journal.GuardError
+	if errors.As(err, &held) {
+		return journal.Operation{}, c.refusal(t, id, held.Open), nil
+	}
 	if err != nil {
 		return journal.Operation{}, "", err
 	}
 	return sent, "", nil
 }
 
-// held returns why a call of t with identity id is refused, if an open
-// call holds it back.
+// guard is what a call of t with identity id holds while it is open: the
+// resource, or, for a tool guarded by identical calls, the call.
+func guard(t *Tool, id identity) string {
+	if t.Guard == config.GuardIdentical {
+		return id.subject + "/" + id.call
+	}
+	return id.subject
+}
+
+// held returns why a call of t with identity id would be refused, if an
+// open call holds it back: a look before a person is asked, which the
+// journal's guard then decides for good.
 func (c *Caller) held(ctx context.Context, t *Tool, id identity) (refusal string, err error) {
 	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: id.subject,
 		States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})

@@ -84,21 +84,28 @@ func callParams(mode, name string, args map[string]any) *mcp.CallToolParams {
 func upstream(t testing.TB) (*shopapi.API, string) {
 	t.Helper()
 	api := shopapi.New()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return api, loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.Method == "POST" && bytes.Contains(body, []byte(`"B7"`)) {
 			api.LoseAnswers(1)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		api.ServeHTTP(w, r)
-	})}
+	}))
+}
+
+// loopback serves h on a loopback port until the test ends, and returns
+// its base URL.
+func loopback(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return api, "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String()
 }
 
 // serveHTTP starts toolgate serve --http and returns its endpoint.
