@@ -172,6 +172,8 @@ type Result struct {
 	// Media is an answer that is not text (an image, audio, a file),
 	// which Text then describes; nil for text.
 	Media *Media
+	// Meta is the result's _meta: set on a replay (ReplayedMeta).
+	Meta map[string]any
 }
 
 // Media is an answer that is not text: its media type, its bytes, and
@@ -227,6 +229,9 @@ const (
 	// OutcomeNoCredentials: not sent; its credentials could not be had
 	// (a token endpoint that failed, no client token to forward).
 	OutcomeNoCredentials = "no_credentials"
+	// OutcomeReplayed: not sent; an identical call was applied within the
+	// tool's replay window, and its answer was given again.
+	OutcomeReplayed = "replayed"
 )
 
 // callInfo is what a call did, for metrics and logs.
@@ -275,7 +280,11 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 	var sent journal.Operation
 	if c.journals(t) {
 		var refusal string
-		sent, refusal, err = c.begin(ctx, t, exact, args)
+		sent, refusal, err = c.begin(ctx, t, exact, args, callOrigin(ctx))
+		var replay *journal.ReplayError
+		if errors.As(err, &replay) {
+			return c.replayed(t, replay.Applied), callInfo{outcome: OutcomeReplayed, key: replay.Applied.Key, redact: auth.redact}
+		}
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded, redact: auth.redact}
 		}
@@ -435,10 +444,13 @@ func digest(s string) string {
 }
 
 // begin records a call of a tool that changes state, refusing it while a
-// call that the tool's guard holds it back for is in flight or ambiguous.
-// The journal decides, in the transaction of the sending commit, through
-// the call's guard: every server that shares the journal refuses alike.
-func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage) (sent journal.Operation, refusal string, err error) {
+// call that the tool's guard holds it back for is in flight or ambiguous,
+// and returning a *journal.ReplayError when an identical call from the
+// same origin was applied within the tool's replay window. The journal
+// decides both, in the transaction of the sending commit, through the
+// call's guard and replay key: every server that shares the journal
+// refuses and replays alike.
+func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage, o origin) (sent journal.Operation, refusal string, err error) {
 	id := c.identify(t, a)
 	// An open call recorded before the journal kept guards holds none;
 	// looking first finds it, and saves a write when a call is open.
@@ -451,7 +463,16 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	if t.Confirm {
 		ev["confirmed"] = "a person accepted it through the client"
 	}
-	sent, err = c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev, Guard: guard(t, id)}, c.worker)
+	op := journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev, Guard: guard(t, id)}
+	if t.Replay > 0 {
+		// A call sent again on purpose is replayed itself if re-issued.
+		op.Replay, op.ReplayWithin = replayKey(id, o.principal), t.Replay
+		if o.again {
+			op.ReplayWithin = 0
+			ev["again"] = "the client asked for a separate effect (" + AgainMeta + ")"
+		}
+	}
+	sent, err = c.journal.Start(ctx, op, c.worker)
 	var held *journal.GuardError
 	if errors.As(err, &held) {
 		return journal.Operation{}, c.refusal(t, id, held.Open), nil
@@ -748,6 +769,14 @@ func (c *Caller) finish(ctx context.Context, sent journal.Operation, state journ
 		}
 		if e.text != "" {
 			r.Evidence["answer"] = storable(snippet(e.text))
+		}
+		if sent.Replay != "" && state == journal.Applied && e.media == nil {
+			// The answer as the agent got it, for a call re-issued.
+			text, cut := replayable(e.text)
+			r.Evidence[replayAnswer] = text
+			if cut || e.truncated {
+				r.Evidence[replayAnswerCut] = true
+			}
 		}
 		loc := c.location(e)
 		if loc != "" && e.status/100 == 3 {

@@ -58,6 +58,9 @@ type Tool struct {
 	Deadline time.Duration `json:"-"`
 	// Guard says which calls an open call of the tool holds back.
 	Guard config.Guard `json:"-"`
+	// Replay is how long after a call was applied an identical one is
+	// answered from the journal instead of sent; 0 never.
+	Replay time.Duration `json:"-"`
 	// Auth is what the tool's operation requires to authenticate, and
 	// what the configuration gives for it.
 	Auth Security `json:"-"`
@@ -258,6 +261,15 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 	t.Guard = config.GuardResource
 	if hasTool && tool.Guard != "" {
 		t.Guard = tool.Guard
+	}
+	t.Replay = cfg.Replay
+	for _, r := range tagRules {
+		if r.Replay != nil {
+			t.Replay = *r.Replay
+		}
+	}
+	if hasTool && tool.Replay != nil {
+		t.Replay = *tool.Replay
 	}
 
 	var toolExpose *config.Exposure

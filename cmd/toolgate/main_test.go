@@ -323,12 +323,19 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		if out := run(t, "resolve", key, "--applied", "--note", "in the order list", "--by", "test", "--db", db); !strings.Contains(out, "applied") {
 			t.Errorf("resolve said %q", out)
 		}
-		// Settled, the same call may go again; this time the upstream
-		// answers.
+		// Settled as applied, the same call is that call re-issued: it is
+		// answered from the journal, and nothing is sent.
 		lostOnce := api.Effects()
 		res, err = cs.CallTool(ctx, lost)
-		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "REPLAYED") ||
+			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "test settled it as applied: in the order list") || api.Effects() != lostOnce {
 			t.Errorf("call after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
+		}
+		// Asked for on purpose, the same call goes again.
+		lost.Meta = mcp.Meta{"toolgate/again": true}
+		res, err = cs.CallTool(ctx, lost)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+			t.Errorf("call sent again on purpose after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
 		}
 	})
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,3 +121,102 @@ func TestGuardAcrossServers(t *testing.T) {
 		})
 	}
 }
+
+// dropFirstAnswer serves a proxy to the toolgate endpoint target that
+// passes every request on, but for the first one match picks it waits for
+// toolgate's whole answer (the call is then applied and recorded), and
+// closes the client's connection instead of passing the answer back: the
+// stream breaks on its way to the client.
+func dropFirstAnswer(t *testing.T, target string, match func(body []byte) bool) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	var dropped atomic.Bool
+	return loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !match(body) || dropped.Swap(true) {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, u.Scheme+"://"+u.Host+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Header = r.Header.Clone()
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		panic(http.ErrAbortHandler) // the client's connection closes unanswered
+	})) + u.Path
+}
+
+// TestReissuedCallReplayed breaks the stream of a write after the upstream
+// applied it, and the client re-issues the call, as a new request, through
+// another server sharing the journal: it gets the recorded answer, marked
+// as a replay, and the upstream sees one effect. A call sent again on
+// purpose (_meta toolgate/again) and the same call from another client
+// are sent.
+func TestReissuedCallReplayed(t *testing.T) {
+	for _, sj := range sharedJournals {
+		t.Run(sj.name, func(t *testing.T) {
+			api, base := upstream(t)
+			env := []string{"TOOLGATE_DB=" + sj.db(t)}
+			a := serveHTTP(t, env, "--http", "127.0.0.1:0", "--upstream", base)
+			b := serveHTTP(t, env, "--http", "127.0.0.1:0", "--upstream", base)
+			proxy := dropFirstAnswer(t, a, func(body []byte) bool { return bytes.Contains(body, []byte(`"createOrder"`)) })
+			ctx := context.Background()
+			params := func() *mcp.CallToolParams {
+				return &mcp.CallToolParams{Name: "createOrder", Arguments: map[string]any{"body": map[string]any{"sku": "R1", "quantity": 2}}}
+			}
+
+			first := connectHTTP(t, "agent", proxy)
+			if res, err := first.CallTool(ctx, params()); err == nil {
+				t.Fatalf("the first call's stream did not break: %+v", res)
+			}
+			if api.Effects() != 1 {
+				t.Fatalf("%d effects upstream after the first call; want 1", api.Effects())
+			}
+
+			// The client re-issues the call: a new request, on a new
+			// session, which lands on the other server.
+			again := connectHTTP(t, "agent", b)
+			res, err := again.CallTool(ctx, params())
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := resultText(res)
+			if res.IsError || !strings.HasPrefix(text, "REPLAYED: this call was already applied at ") || !strings.Contains(text, "nothing was sent again") {
+				t.Fatalf("re-issued call: %s", text)
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			if sc["sku"] != "R1" || sc["id"] != "o1" || res.Meta[toolgateReplayed] == nil {
+				t.Errorf("re-issued call: structured %v, _meta %v; want the first call's order o1, marked as replayed", res.StructuredContent, res.Meta)
+			}
+			if api.Effects() != 1 {
+				t.Fatalf("%d effects upstream after the re-issued call; want 1", api.Effects())
+			}
+
+			// On purpose, a second effect.
+			p := params()
+			p.Meta = mcp.Meta{"toolgate/again": true}
+			if res, err := again.CallTool(ctx, p); err != nil || res.IsError || strings.HasPrefix(resultText(res), "REPLAYED") || api.Effects() != 2 {
+				t.Fatalf("a call sent again on purpose: %v %s; %d effects, want 2", err, resultText(res), api.Effects())
+			}
+			// Another client's identical call is its own.
+			other := connectHTTP(t, "another-agent", b)
+			if res, err := other.CallTool(ctx, params()); err != nil || res.IsError || strings.HasPrefix(resultText(res), "REPLAYED") || api.Effects() != 3 {
+				t.Fatalf("another client's identical call: %v %s; %d effects, want 3", err, resultText(res), api.Effects())
+			}
+		})
+	}
+}
+
+// toolgateReplayed is the _meta key of a replayed result.
+const toolgateReplayed = "toolgate/replayed"
