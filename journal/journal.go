@@ -116,6 +116,9 @@ type Operation struct {
 	// Resolution is set once a person or a reconciliation settled an
 	// ambiguous outcome.
 	Resolution *Resolution
+	// Guard and Replay are what the operation was recorded with
+	// ([NewOperation]); empty if none.
+	Guard, Replay string
 }
 
 // Entry is one line of the audit log: a transition and why it was made.
@@ -184,7 +187,47 @@ var (
 	ErrIllegalTransition = errors.New("illegal transition of a journal operation")
 	ErrLeaseLost         = errors.New("the lease on the journal operation is not held")
 	ErrKeyConflict       = errors.New("the key is already used for another operation in the journal")
+	// ErrGuarded is matched by the *GuardError that refuses an operation
+	// whose guard an open operation holds.
+	ErrGuarded = errors.New("an open operation of the journal holds the guard")
+	// ErrReplayed is matched by the *ReplayError that Start returns
+	// instead of starting an operation already applied.
+	ErrReplayed = errors.New("the same operation was applied already")
 )
+
+// GuardError refuses to record an operation: another one with the same
+// guard is pending, sending or ambiguous ([NewOperation.Guard]).
+type GuardError struct {
+	Guard string
+	// Open is the operation that holds the guard. It may be empty when
+	// that operation moved on between the refusal and the look-up.
+	Open Operation
+}
+
+// Error names the guard and who holds it.
+func (e *GuardError) Error() string {
+	return fmt.Sprintf("operation %q (%s) of the journal holds the guard %q", e.Open.Key, e.Open.State, e.Guard)
+}
+
+// Is makes errors.Is(err, ErrGuarded) true.
+func (e *GuardError) Is(target error) bool { return target == ErrGuarded }
+
+// ReplayError is what Start returns, recording nothing, when an operation
+// with the same replay key was applied within the window asked for
+// ([NewOperation.Replay]).
+type ReplayError struct {
+	Replay string
+	// Applied is the operation applied, with its evidence.
+	Applied Operation
+}
+
+// Error names the operation applied.
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("operation %q of the journal, with the same replay key, was applied at %s", e.Applied.Key, e.Applied.Updated.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrReplayed) true.
+func (e *ReplayError) Is(target error) bool { return target == ErrReplayed }
 
 // ErrCorrupt is matched by the errors that report an operation a store
 // holds but cannot read back; see [CorruptError].
@@ -314,9 +357,17 @@ type Filter struct {
 // operations it reads for update: a row returned by LockOperation, or by a
 // claim, does not change under the transaction until it ends.
 type Tx interface {
-	// CreateOperation stores op unless its key exists, and returns the
-	// stored operation and whether this call created it.
+	// CreateOperation stores op unless its key exists or, when op.Guard is
+	// set, an operation with the same guard is pending, sending or
+	// ambiguous; it returns the stored operation with op's key, or else
+	// the one that holds the guard, and whether this call created op. The
+	// guard must hold across every transaction and process that shares
+	// the store: two that create operations with one guard at once never
+	// both succeed.
 	CreateOperation(ctx context.Context, op Operation) (Operation, bool, error)
+	// LastApplied returns the operation with the replay key that was
+	// applied last, if it was applied (last updated) at or after since.
+	LastApplied(ctx context.Context, replay string, since time.Time) (Operation, bool, error)
 	// LockOperation returns the operation with key, locked for update;
 	// a *NotFoundError if there is none.
 	LockOperation(ctx context.Context, key string) (Operation, error)

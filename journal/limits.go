@@ -79,6 +79,15 @@ func checkNew(op NewOperation) error {
 	if err := input.Text("subject", op.Subject, MaxKeyBytes); err != nil {
 		return invalid(fmt.Errorf("operation %q: %w", op.Key, err))
 	}
+	if err := input.Text("guard", op.Guard, MaxKeyBytes); err != nil {
+		return invalid(fmt.Errorf("operation %q: %w", op.Key, err))
+	}
+	if err := input.Text("replay key", op.Replay, MaxKeyBytes); err != nil {
+		return invalid(fmt.Errorf("operation %q: %w", op.Key, err))
+	}
+	if op.ReplayWithin < 0 {
+		return invalid(fmt.Errorf("operation %q: replay window %s is negative: use 0 for none", op.Key, op.ReplayWithin))
+	}
 	return checkEvidence(op.Evidence)
 }
 

@@ -92,6 +92,20 @@ func fence(start time.Time, d time.Duration) time.Time { return start.Add(d - d/
 type NewOperation struct {
 	Key, Kind, Subject string
 	Evidence           Evidence
+	// Guard, if set, is held by the operation while it is pending, sending
+	// or ambiguous: no other operation with the same guard is recorded
+	// meanwhile, by any process sharing the store; recording one returns
+	// a *GuardError that names the holder. It is how one call on a
+	// resource holds back the next while its outcome is open.
+	Guard string
+	// Replay, if set with ReplayWithin, names the effect: Start records
+	// nothing, and returns a *ReplayError with the operation applied,
+	// when an operation with the same Replay was applied within
+	// ReplayWithin before, by the store's clock. It is decided in the
+	// transaction of the sending commit, so that of two processes that
+	// start the same effect one after the other, the second replays.
+	Replay       string
+	ReplayWithin time.Duration
 }
 
 // Insert records op as pending. If an operation with its key exists, Insert
@@ -117,10 +131,13 @@ func (j *Journal) InsertTx(ctx context.Context, tx Tx, op NewOperation) (Operati
 	}
 	stored, created, err := tx.CreateOperation(ctx, Operation{
 		Key: op.Key, Kind: op.Kind, Subject: op.Subject, State: Pending,
-		Evidence: op.Evidence, Created: now, Updated: now,
+		Evidence: op.Evidence, Created: now, Updated: now, Guard: op.Guard, Replay: op.Replay,
 	})
 	if err != nil {
 		return Operation{}, false, err
+	}
+	if !created && stored.Key != op.Key {
+		return Operation{}, false, &GuardError{Guard: op.Guard, Open: stored}
 	}
 	if !created {
 		if stored.Kind != op.Kind || stored.Subject != op.Subject {
@@ -299,6 +316,11 @@ func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (st
 		if _, _, err := j.InsertTx(ctx, tx, op); err != nil {
 			return err
 		}
+		// Looked for after the insert that takes the guard: an operation
+		// applied between the two is then seen here, never missed.
+		if err := j.replayTx(ctx, tx, op); err != nil {
+			return err
+		}
 		if _, err := j.claimKeyTx(ctx, tx, op.Key, worker); err != nil {
 			return err
 		}
@@ -306,6 +328,23 @@ func (j *Journal) Start(ctx context.Context, op NewOperation, worker string) (st
 		return err
 	})
 	return stored, err
+}
+
+// replayTx returns a *ReplayError, which rolls the transaction back, if an
+// operation with op's replay key was applied within op's window.
+func (j *Journal) replayTx(ctx context.Context, tx Tx, op NewOperation) error {
+	if op.Replay == "" || op.ReplayWithin <= 0 {
+		return nil
+	}
+	now, err := j.clock(ctx, tx)
+	if err != nil {
+		return err
+	}
+	applied, ok, err := tx.LastApplied(ctx, op.Replay, now.Add(-op.ReplayWithin))
+	if err != nil || !ok {
+		return err
+	}
+	return &ReplayError{Replay: op.Replay, Applied: applied}
 }
 
 // Renew extends worker's leases on keys to the lease duration from now,

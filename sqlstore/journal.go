@@ -14,7 +14,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 )
 
-const operationColumns = `key, kind, subject, state, attempts, last_phase, last_error, evidence, worker, instance, lease_expires_at, created_at, updated_at, resolution`
+const operationColumns = `key, kind, subject, state, attempts, last_phase, last_error, evidence, worker, instance, lease_expires_at, created_at, updated_at, resolution, guard, replay`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -31,11 +31,14 @@ func scanOperation(s scanner) (journal.Operation, error) {
 		created    int64
 		updated    int64
 		resolution sql.NullString
+		guard      sql.NullString
+		replay     sql.NullString
 	)
 	if err := s.Scan(&op.Key, &op.Kind, &op.Subject, &state, &op.Attempts, &phase, &op.LastError, &evidence,
-		&op.Worker, &op.Instance, &lease, &created, &updated, &resolution); err != nil {
+		&op.Worker, &op.Instance, &lease, &created, &updated, &resolution, &guard, &replay); err != nil {
 		return op, err
 	}
+	op.Guard, op.Replay = guard.String, replay.String
 	op.State, op.LastPhase = journal.State(state), rubicon.Phase(phase)
 	op.Created, op.Updated = fromMicros(created), fromMicros(updated)
 	if lease.Valid {
@@ -64,24 +67,59 @@ type storedResolution struct {
 	Evidence journal.Evidence `json:"evidence,omitempty"`
 }
 
-// CreateOperation implements journal.Tx.
+// CreateOperation implements journal.Tx. The guard is the partial unique
+// index over open operations' guards: an INSERT that meets either it or
+// the key inserts nothing, waiting first, on PostgreSQL, for a
+// transaction that holds a conflicting row to end.
 func (tx *Tx) CreateOperation(ctx context.Context, op journal.Operation) (journal.Operation, bool, error) {
 	ev, err := encodeEvidence(op.Evidence)
 	if err != nil {
 		return journal.Operation{}, false, fmt.Errorf("operation %q: evidence: %w", op.Key, err)
 	}
-	res, err := tx.exec(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING`,
-		op.Key, op.Kind, op.Subject, string(op.State), ev, micros(op.Created), micros(op.Updated))
-	if err != nil {
-		return journal.Operation{}, false, err
+	// Under READ COMMITTED the holder of a guard may move on between the
+	// INSERT and the look-up; the INSERT is then tried again.
+	for try := 0; ; try++ {
+		res, err := tx.exec(ctx, `INSERT INTO rubicon_operations (key, kind, subject, state, evidence, created_at, updated_at, guard, replay)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+			op.Key, op.Kind, op.Subject, string(op.State), ev, micros(op.Created), micros(op.Updated), nullText(op.Guard), nullText(op.Replay))
+		if err != nil {
+			return journal.Operation{}, false, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return journal.Operation{}, false, err
+		}
+		stored, err := tx.LockOperation(ctx, op.Key)
+		var nf *journal.NotFoundError
+		if n == 1 || !errors.As(err, &nf) || op.Guard == "" {
+			return stored, n == 1, err
+		}
+		holder, err := scanOperation(tx.queryRow(ctx, `SELECT `+operationColumns+` FROM rubicon_operations
+			WHERE guard = $1 AND state IN ('pending', 'sending', 'ambiguous')`, op.Guard))
+		switch {
+		case !errors.Is(err, sql.ErrNoRows):
+			return holder, false, err
+		case try == 2:
+			return journal.Operation{}, false, nil // held, by whom is not known
+		}
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return journal.Operation{}, false, err
+}
+
+// LastApplied implements journal.Tx.
+func (tx *Tx) LastApplied(ctx context.Context, replay string, since time.Time) (journal.Operation, bool, error) {
+	op, err := scanOperation(tx.queryRow(ctx, `SELECT `+operationColumns+` FROM rubicon_operations
+		WHERE replay = $1 AND state = 'applied' AND updated_at >= $2 ORDER BY updated_at DESC, key LIMIT 1`, replay, micros(since)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return journal.Operation{}, false, nil
 	}
-	stored, err := tx.LockOperation(ctx, op.Key)
-	return stored, n == 1, err
+	return op, err == nil, err
+}
+
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // LockOperation implements journal.Tx.

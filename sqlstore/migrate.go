@@ -48,6 +48,9 @@ func coreMigrations() []Migration {
 	}, {
 		Component: coreComponent, Version: 4, Name: "leases name their journal; one clock per host",
 		SQLite: read("core_sqlite_4.sql"), Postgres: read("core_postgres_4.sql"),
+	}, {
+		Component: coreComponent, Version: 5, Name: "guards of open operations; replay keys of applied ones",
+		SQLite: read("core_5.sql"), Postgres: read("core_5.sql"),
 	}}
 }
 

@@ -102,7 +102,7 @@ func TestMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 4 {
+		if v, err := db.SchemaVersion(ctx, "rubicon"); err != nil || v != 5 {
 			t.Fatalf("rubicon schema version %d, %v", v, err)
 		}
 		if _, err := db.SQL().ExecContext(ctx, "INSERT INTO app_items (id) VALUES ('x')"); err != nil {
@@ -303,7 +303,7 @@ func TestUpgradeKeepsTheAuditLog(t *testing.T) {
 		raw.Close()
 
 		e := openDSN(t, dsn)
-		if v, err := e.db.SchemaVersion(ctx, "rubicon"); err != nil || v != 4 {
+		if v, err := e.db.SchemaVersion(ctx, "rubicon"); err != nil || v != 5 {
 			t.Fatalf("after the upgrade: version %d, %v", v, err)
 		}
 		before, err := e.j.History(ctx, "old")

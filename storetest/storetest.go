@@ -116,7 +116,7 @@ func needsUpdate(h Harness) string {
 }
 
 func cases() []testCase {
-	return slices.Concat(journalCases(), leaseCases(), auditCases(), ledgerCases(), limitCases())
+	return slices.Concat(journalCases(), leaseCases(), auditCases(), ledgerCases(), limitCases(), guardCases())
 }
 
 // lease is the journal's lease in the suite.

@@ -51,10 +51,6 @@ type Caller struct {
 
 	mu      sync.Mutex
 	schemas map[string]*jsonschema.Resolved // compiled on a tool's first call
-	// beginning serializes the check for an identical open call with the
-	// insert of the new one, so two concurrent identical calls cannot both
-	// pass the check.
-	beginning sync.Mutex
 }
 
 // NewCaller returns a caller for cat's tools against the upstream: base
@@ -182,6 +178,8 @@ type Result struct {
 	// input is the question for a person that goes back to the client
 	// in place of an answer, when the client's protocol asks that way.
 	input *inputRequest
+	// Meta is the result's _meta: set on a replay (ReplayedMeta).
+	Meta map[string]any
 }
 
 // Media is an answer that is not text: its media type, its bytes, and
@@ -237,6 +235,9 @@ const (
 	// OutcomeNoCredentials: not sent; its credentials could not be had
 	// (a token endpoint that failed, no client token to forward).
 	OutcomeNoCredentials = "no_credentials"
+	// OutcomeReplayed: not sent; an identical call was applied within the
+	// tool's replay window, and its answer was given again.
+	OutcomeReplayed = "replayed"
 )
 
 // callInfo is what a call did, for metrics and logs.
@@ -298,7 +299,11 @@ func (c *Caller) call(ctx context.Context, t *Tool, args json.RawMessage, person
 	var sent journal.Operation
 	if c.journals(t) {
 		var refusal string
-		sent, refusal, err = c.begin(ctx, t, exact, args)
+		sent, refusal, err = c.begin(ctx, t, exact, args, callOrigin(ctx))
+		var replay *journal.ReplayError
+		if errors.As(err, &replay) {
+			return c.replayed(t, replay.Applied), callInfo{outcome: OutcomeReplayed, key: replay.Applied.Key, redact: auth.redact}
+		}
 		if err != nil {
 			return errorResult("the call could not be recorded before sending (%v). Nothing was sent.", err), callInfo{outcome: OutcomeNotRecorded, redact: auth.redact}
 		}
@@ -458,11 +463,16 @@ func digest(s string) string {
 }
 
 // begin records a call of a tool that changes state, refusing it while a
-// call that the tool's guard holds it back for is in flight or ambiguous.
-func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage) (sent journal.Operation, refusal string, err error) {
+// call that the tool's guard holds it back for is in flight or ambiguous,
+// and returning a *journal.ReplayError when an identical call from the
+// same origin was applied within the tool's replay window. The journal
+// decides both, in the transaction of the sending commit, through the
+// call's guard and replay key: every server that shares the journal
+// refuses and replays alike.
+func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json.RawMessage, o origin) (sent journal.Operation, refusal string, err error) {
 	id := c.identify(t, a)
-	c.beginning.Lock()
-	defer c.beginning.Unlock()
+	// An open call recorded before the journal kept guards holds none;
+	// looking first finds it, and saves a write when a call is open.
 	if refusal, err := c.held(ctx, t, id); err != nil || refusal != "" {
 		return journal.Operation{}, refusal, err
 	}
@@ -472,15 +482,38 @@ func (c *Caller) begin(ctx context.Context, t *Tool, a map[string]any, args json
 	if t.Confirm {
 		ev["confirmed"] = "a person accepted it through the client"
 	}
-	sent, err = c.journal.Start(ctx, journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev}, c.worker)
+	op := journal.NewOperation{Key: key, Kind: JournalKind, Subject: id.subject, Evidence: ev, Guard: guard(t, id)}
+	if t.Replay > 0 {
+		// A call sent again on purpose is replayed itself if re-issued.
+		op.Replay, op.ReplayWithin = replayKey(id, o.principal), t.Replay
+		if o.again {
+			op.ReplayWithin = 0
+			ev["again"] = "the client asked for a separate effect (" + AgainMeta + ")"
+		}
+	}
+	sent, err = c.journal.Start(ctx, op, c.worker)
+	var held *journal.GuardError
+	if errors.As(err, &held) {
+		return journal.Operation{}, c.refusal(t, id, held.Open), nil
+	}
 	if err != nil {
 		return journal.Operation{}, "", err
 	}
 	return sent, "", nil
 }
 
-// held returns why a call of t with identity id is refused, if an open
-// call holds it back.
+// guard is what a call of t with identity id holds while it is open: the
+// resource, or, for a tool guarded by identical calls, the call.
+func guard(t *Tool, id identity) string {
+	if t.Guard == config.GuardIdentical {
+		return id.subject + "/" + id.call
+	}
+	return id.subject
+}
+
+// held returns why a call of t with identity id would be refused, if an
+// open call holds it back: a look before a person is asked, which the
+// journal's guard then decides for good.
 func (c *Caller) held(ctx context.Context, t *Tool, id identity) (refusal string, err error) {
 	open, err := c.journal.List(ctx, journal.Filter{Kind: JournalKind, SubjectPrefix: id.subject,
 		States: []journal.State{journal.Pending, journal.Sending, journal.Ambiguous}})
@@ -762,6 +795,14 @@ func (c *Caller) finish(ctx context.Context, sent journal.Operation, state journ
 		}
 		if e.text != "" {
 			r.Evidence["answer"] = storable(snippet(e.text))
+		}
+		if sent.Replay != "" && state == journal.Applied && e.media == nil {
+			// The answer as the agent got it, for a call re-issued.
+			text, cut := replayable(e.text)
+			r.Evidence[replayAnswer] = text
+			if cut || e.truncated {
+				r.Evidence[replayAnswerCut] = true
+			}
 		}
 		loc := c.location(e)
 		if loc != "" && e.status/100 == 3 {

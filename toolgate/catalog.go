@@ -63,6 +63,9 @@ type Tool struct {
 	// tools share one bucket) or "defaults.rate_limit.CLASS".
 	RateLimit config.RateLimit `json:"-"`
 	RateRule  string           `json:"-"`
+	// Replay is how long after a call was applied an identical one is
+	// answered from the journal instead of sent; 0 never.
+	Replay time.Duration `json:"-"`
 	// Auth is what the tool's operation requires to authenticate, and
 	// what the configuration gives for it.
 	Auth Security `json:"-"`
@@ -265,6 +268,15 @@ func decide(t *Tool, doc *spec.Document, cfg *config.Config, key string) {
 		t.Guard = tool.Guard
 	}
 	rateLimit(t, key, tool, hasTool, tagNames, tagRules, cfg)
+	t.Replay = cfg.Replay
+	for _, r := range tagRules {
+		if r.Replay != nil {
+			t.Replay = *r.Replay
+		}
+	}
+	if hasTool && tool.Replay != nil {
+		t.Replay = *tool.Replay
+	}
 
 	var toolExpose *config.Exposure
 	if hasTool {

@@ -158,7 +158,7 @@ func TestConfigurationMistakesAreErrors(t *testing.T) {
 		"bad confirm timeout": {"tools:\n  deleteOrder:\n    confirm_timeout: 2d\n",
 			`line 3: tools.deleteOrder.confirm_timeout is "2d"; give a duration such as 30s or 2m, up to 1h`},
 		"confirm timeout misspelt": {"defaults:\n  confirm_timout: 2m\n",
-			`line 2: defaults has no setting "confirm_timout" (did you mean confirm_timeout?); the settings are deadline, confirm_timeout, rate_limit and expose`},
+			`line 2: defaults has no setting "confirm_timout" (did you mean confirm_timeout?); the settings are deadline, confirm_timeout, rate_limit, replay and expose`},
 	} {
 		cfg, err := config.Parse([]byte(tt.yaml))
 		if err == nil {

@@ -21,9 +21,20 @@ type label struct {
 	doc, method, path, id, want, category, reason string
 }
 
+// projectLabels are labels of documents outside the corpus, kept beside
+// them in testdata: APIs whose credentials only their answers show, and
+// writes that reach a whole organization (testdata/risk/README.md).
+const projectLabels = "testdata/risk/labels.tsv"
+
+// readLabels reads the corpus's labels.tsv, then the project's own.
 func readLabels(t *testing.T) []label {
 	t.Helper()
-	f, err := os.Open(testspecs.Labels(t))
+	return append(readLabelFile(t, testspecs.Labels(t)), readLabelFile(t, projectLabels)...)
+}
+
+func readLabelFile(t *testing.T, path string) []label {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +54,20 @@ func readLabels(t *testing.T) []label {
 	return out
 }
 
-// labelledDocument loads a document of labels.tsv under the default
-// configuration; GitHub's comes from npm and may be absent.
+// labelledDocument loads a document of the labels under the default
+// configuration: one of testdata's own, or of the corpus; GitHub's comes
+// from npm and may be absent.
 func labelledDocument(t *testing.T, name string) *toolgate.Catalog {
 	t.Helper()
-	path := ""
-	if name == "github.json" {
+	path := filepath.Join("testdata", filepath.FromSlash(name))
+	if _, err := os.Stat(path); err != nil {
+		path = ""
+	}
+	switch {
+	case path != "":
+	case name == "github.json":
 		path = testspecs.GitHub(t)
-	} else {
+	default:
 		path = testspecs.Corpus(t, name)
 	}
 	doc, err := spec.Load(path)

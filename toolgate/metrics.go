@@ -25,7 +25,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolgate_calls_total",
 			Help: "Tool calls, by tool, risk class and outcome: applied, not_applied, ambiguous or failed_safe once sent or tried; " +
-				"refused (the guard held it back, or a person did not accept it), invalid or not_recorded when nothing was sent."},
+				"refused (the guard held it back, or a person did not accept it), replayed (an identical call was applied, its answer given again), invalid or not_recorded when nothing was sent."},
 			[]string{"tool", "class", "outcome"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "toolgate_retries_total",
 			Help: "Attempts of tool calls made again by the transport, each proven safe to repeat, by tool."}, []string{"tool"}),

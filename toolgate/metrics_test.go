@@ -89,7 +89,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	}
 
 	want := `
-# HELP toolgate_calls_total Tool calls, by tool, risk class and outcome: applied, not_applied, ambiguous or failed_safe once sent or tried; refused (the guard held it back, or a person did not accept it), invalid or not_recorded when nothing was sent.
+# HELP toolgate_calls_total Tool calls, by tool, risk class and outcome: applied, not_applied, ambiguous or failed_safe once sent or tried; refused (the guard held it back, or a person did not accept it), replayed (an identical call was applied, its answer given again), invalid or not_recorded when nothing was sent.
 # TYPE toolgate_calls_total counter
 toolgate_calls_total{class="destructive",outcome="ambiguous",tool="refundOrder"} 1
 toolgate_calls_total{class="read",outcome="applied",tool="getOrder"} 0

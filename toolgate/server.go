@@ -160,6 +160,7 @@ func (c *toolCalls) find(name string) (*Tool, error) {
 // whose bearer token, over Streamable HTTP, is there for a scheme that
 // forwards it.
 func (c *toolCalls) call(ctx context.Context, req *mcp.CallToolRequest, t *Tool, args json.RawMessage) *mcp.CallToolResult {
+	ctx = withOrigin(ctx, req)
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
 		if token := clientToken(req.Extra.Header); token != "" {
 			ctx = WithClientToken(ctx, token)
@@ -178,6 +179,7 @@ func result(r Result) *mcp.CallToolResult {
 		return r.input.result() // a question for the person, to answer by calling again
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}
+	res.Meta = r.Meta
 	if r.Structured != nil && !r.IsError {
 		res.StructuredContent = r.Structured
 	}

@@ -84,21 +84,28 @@ func callParams(mode, name string, args map[string]any) *mcp.CallToolParams {
 func upstream(t testing.TB) (*shopapi.API, string) {
 	t.Helper()
 	api := shopapi.New()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return api, loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if r.Method == "POST" && bytes.Contains(body, []byte(`"B7"`)) {
 			api.LoseAnswers(1)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		api.ServeHTTP(w, r)
-	})}
+	}))
+}
+
+// loopback serves h on a loopback port until the test ends, and returns
+// its base URL.
+func loopback(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return api, "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String()
 }
 
 // serveHTTP starts toolgate serve --http and returns its endpoint.
@@ -316,12 +323,19 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		if out := run(t, "resolve", key, "--applied", "--note", "in the order list", "--by", "test", "--db", db); !strings.Contains(out, "applied") {
 			t.Errorf("resolve said %q", out)
 		}
-		// Settled, the same call may go again; this time the upstream
-		// answers.
+		// Settled as applied, the same call is that call re-issued: it is
+		// answered from the journal, and nothing is sent.
 		lostOnce := api.Effects()
 		res, err = cs.CallTool(ctx, lost)
-		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "REPLAYED") ||
+			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "test settled it as applied: in the order list") || api.Effects() != lostOnce {
 			t.Errorf("call after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
+		}
+		// Asked for on purpose, the same call goes again.
+		lost.Meta = mcp.Meta{"toolgate/again": true}
+		res, err = cs.CallTool(ctx, lost)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "OUTCOME UNKNOWN") || api.Effects() != lostOnce+1 {
+			t.Errorf("call sent again on purpose after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
 		}
 	})
 }

@@ -43,8 +43,12 @@ type Config struct {
 	// defaults.rate_limit changes. A class that is not there is
 	// unlimited.
 	RateLimits map[risk.Class]RateLimit
-	Tags       map[string]Rule
-	Tools      map[string]Rule
+	// Replay is how long after a call that changes state was applied an
+	// identical call (same tool, arguments and client) gets that call's
+	// recorded answer instead of being sent again. Default 5 min; 0 never.
+	Replay time.Duration
+	Tags   map[string]Rule
+	Tools  map[string]Rule
 }
 
 // Exposure is the risk classes a default or a rule exposes, and how the
@@ -235,6 +239,9 @@ type Rule struct {
 	// RateLimit, when set, limits the calls of the tool, or those of the
 	// tag's tools together.
 	RateLimit *RateLimit
+	// Replay, when set, is the tool's replay window (Config.Replay); 0
+	// turns replays off for it.
+	Replay *time.Duration
 }
 
 // RateLimit is a token bucket: calls come at most PerMinute a minute on
@@ -330,7 +337,7 @@ func (e *Error) Error() string {
 // authentication, read and write tools exposed, nothing destructive or
 // privileged, and 5 min for a person to confirm a call.
 func Default() *Config {
-	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Upstream: Upstream{Auth: Auth{Type: AuthNone}}, Mode: ModeTools,
+	return &Config{Deadline: 30 * time.Second, ConfirmTimeout: 5 * time.Minute, Replay: DefaultReplay, Upstream: Upstream{Auth: Auth{Type: AuthNone}}, Mode: ModeTools,
 		Expose: Exposure{Classes: ReadWrite, As: "read+write"}, RateLimits: DefaultRateLimits()}
 }
 
@@ -441,6 +448,13 @@ func (p *parser) root(n *yaml.Node) error {
 				{"deadline", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.Deadline) }},
 				{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &p.cfg.ConfirmTimeout) }},
 				{"rate_limit", p.classRateLimits},
+				{"replay", func(v *yaml.Node, path string) error {
+					d, set, err := window(v, path)
+					if set {
+						p.cfg.Replay = d
+					}
+					return err
+				}},
 				{"expose", func(v *yaml.Node, path string) error {
 					e, err := p.exposure(v, path, defaultRule)
 					if e != nil {
@@ -720,6 +734,13 @@ func (p *parser) rule(n *yaml.Node, path string, isTool bool) (Rule, error) {
 		{"confirm_timeout", func(v *yaml.Node, path string) error { return duration(v, path, &r.ConfirmTimeout) }},
 		{"rate_limit", func(v *yaml.Node, path string) (err error) {
 			r.RateLimit, err = p.rateLimit(v, path)
+			return err
+		}},
+		{"replay", func(v *yaml.Node, path string) error {
+			d, set, err := window(v, path)
+			if set {
+				r.Replay = &d
+			}
 			return err
 		}},
 		{"guard", func(v *yaml.Node, path string) error {
@@ -1132,6 +1153,26 @@ func duration(n *yaml.Node, path string, dst *time.Duration) error {
 	}
 	*dst = d
 	return nil
+}
+
+// DefaultReplay is the replay window of a tool that changes state when the
+// configuration gives none: a client that re-issues a call whose answer it
+// lost does so within seconds; a few minutes covers a slow agent too.
+const DefaultReplay = 5 * time.Minute
+
+// window reads a replay window, a duration up to a day or 0 for none, and
+// whether one is given.
+func window(n *yaml.Node, path string) (time.Duration, bool, error) {
+	const want = "give a duration such as 5m, up to 24h, or 0 to never replay"
+	var s string
+	if err := str(n, path, want, &s); err != nil || s == "" {
+		return 0, false, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > 24*time.Hour {
+		return 0, false, wrong(n, path, want)
+	}
+	return d, true, nil
 }
 
 // wrong reports a value that does not fit: the field, the value as

@@ -160,7 +160,11 @@ func TestMistakes(t *testing.T) {
 		{"tools:\n  createOrder:\n    expose: maybe\n",
 			`line 3: tools.createOrder.expose is "maybe"; a tool rule takes true (show this tool, whatever its class), confirm (show it, and have a person accept each call before it is sent) or false (hide it)`},
 		{"tools:\n  createOrder:\n    exposed: true\n",
-			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout, rate_limit and guard`},
+			`line 3: tools.createOrder has no setting "exposed" (did you mean expose?); the settings are expose, risk, retry, deadline, confirm_timeout, rate_limit, replay and guard`},
+		{"tools:\n  x:\n    replay: -1m\n",
+			`line 3: tools.x.replay is "-1m"; give a duration such as 5m, up to 24h, or 0 to never replay`},
+		{"defaults:\n  replay: 2d\n",
+			`line 2: defaults.replay is "2d"; give a duration such as 5m, up to 24h, or 0 to never replay`},
 		{"tool:\n  createOrder: {}\n",
 			`line 1: there is no setting "tool" (did you mean tools?); the settings are upstream, mode, defaults, tags and tools`},
 		{"tools: [createOrder]\n",
@@ -285,5 +289,35 @@ func TestMode(t *testing.T) {
 		if err != nil || c.Mode != want {
 			t.Errorf("%q: mode %q (%v), want %q", text, c.Mode, err, want)
 		}
+	}
+}
+
+// TestParseReplay reads the replay window at each level, 0 turning it off.
+func TestParseReplay(t *testing.T) {
+	c, err := config.Parse([]byte(`
+defaults: {replay: 10m}
+tags:
+  orders: {replay: 1m}
+tools:
+  createOrder: {replay: 0}
+  refundOrder: {deadline: 5s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Replay != 10*time.Minute {
+		t.Errorf("defaults.replay %v", c.Replay)
+	}
+	if r := c.Tags["orders"].Replay; r == nil || *r != time.Minute {
+		t.Errorf("tags.orders.replay %v", r)
+	}
+	if r := c.Tools["createOrder"].Replay; r == nil || *r != 0 {
+		t.Errorf("tools.createOrder.replay %v; want 0, set", r)
+	}
+	if r := c.Tools["refundOrder"].Replay; r != nil {
+		t.Errorf("tools.refundOrder.replay %v; want unset", *r)
+	}
+	if d := config.Default(); d.Replay != config.DefaultReplay || config.DefaultReplay != 5*time.Minute {
+		t.Errorf("default replay %v", d.Replay)
 	}
 }

@@ -109,6 +109,9 @@ func Assess(op *spec.Operation, doc *spec.Document) Assessment {
 		a.verbs(v)
 		a.money(v)
 		a.changedNouns(v)
+		a.settings(v)
+	} else {
+		a.answer(doc, v)
 	}
 	a.secrets(v, changing)
 	a.description(v, changing)

@@ -102,6 +102,15 @@ func TestAssess(t *testing.T) {
 
 		// OpenAI: a spending limit.
 		{"a spend limit", spec.Operation{Method: "POST", ID: "update-project-spend-limit", Summary: "Update the spend limit of a project", Path: "/organization/projects/{project_id}/spend_limit"}, risk.Privileged, "billing or spending"},
+
+		// Writes that reach past one resource: how long data is kept, rate
+		// limits, a whole organization's settings.
+		{"data retention", spec.Operation{Method: "POST", ID: "update-organization-data-retention", Path: "/organization/data_retention"}, risk.Privileged, `how long data is kept ("retention" in the path)`},
+		{"rate limits", spec.Operation{Method: "POST", ID: "update-project-rate-limits", Path: "/organization/projects/{project_id}/rate_limits/{rate_limit_id}"}, risk.Privileged, `rate limits ("rate" in the path)`},
+		{"a joined rate limit", spec.Operation{Method: "PUT", Path: "/v1/ratelimits/{id}"}, risk.Privileged, `rate limits ("ratelimits" in the path)`},
+		{"an organization's settings", spec.Operation{Method: "PATCH", Path: "/orgs/{org}/settings"}, risk.Privileged, `settings of a whole org ("settings" of "orgs" in the path)`},
+		{"a database's settings", spec.Operation{Method: "PATCH", Path: "/v2/databases/{id}/config"}, risk.Write, "PATCH changes state"},
+		{"reading the retention", spec.Operation{Method: "GET", Path: "/organization/data_retention"}, risk.Read, "GET reads"},
 	} {
 		a := risk.Assess(&tt.op, nil)
 		if a.Class != tt.want || !strings.Contains(strings.Join(a.Reasons, "; "), tt.reason) {
@@ -217,5 +226,52 @@ func TestParseRoundTrips(t *testing.T) {
 	}
 	if _, err := risk.Parse("harmless"); err == nil || !strings.Contains(err.Error(), "harmless") {
 		t.Errorf("Parse(harmless): %v", err)
+	}
+}
+
+// TestAssessAnswer checks the rules of what an operation returns: a read
+// whose answer holds credentials is privileged, and the reason names the
+// property; flags, counts, text tokens, client-side secrets and
+// write-only properties are no credentials.
+func TestAssessAnswer(t *testing.T) {
+	read := func(schema, components string) string {
+		return `{"openapi": "3.0.0", "paths": {"/things/{id}": {"get": {"operationId": "getThing",
+			"responses": {"200": {"content": {"application/json": {"schema": ` + schema + `}}}}}}},
+			"components": {"schemas": {` + components + `}}}`
+	}
+	for _, tt := range []struct {
+		name, doc string
+		want      risk.Class
+		reason    string
+	}{
+		{"a database user's password, through $ref and allOf", read(`{"type": "object", "properties": {"user": {"$ref": "#/components/schemas/user"}}}`,
+			`"user": {"allOf": [{"$ref": "#/components/schemas/named"}, {"properties": {"password": {"type": "string", "readOnly": true}}}]},
+			 "named": {"type": "object", "properties": {"name": {"type": "string"}}}`), risk.Privileged, `its answer holds them ("user.password")`},
+		{"an account's auth token in a list", read(`{"type": "object", "properties": {"accounts": {"type": "array", "items": {"$ref": "#/components/schemas/account"}}}}`,
+			`"account": {"type": "object", "properties": {"sid": {"type": "string"}, "auth_token": {"type": "string", "nullable": true}}}`),
+			risk.Privileged, `("accounts.auth_token")`},
+		{"a connection string", read(`{"type": "object", "properties": {"connectionString": {"type": "string"}}}`, `"x": {}`), risk.Privileged, `("connectionString")`},
+		{"an API key", read(`{"type": "object", "properties": {"data": {"type": "array", "items": {"type": "object", "properties": {"apiKey": {"type": "string"}}}}}}`, `"x": {}`),
+			risk.Privileged, `("data.apiKey")`},
+		{"a private key", read(`{"type": "object", "properties": {"private_key": {"type": "string"}}}`, `"x": {}`), risk.Privileged, `("private_key")`},
+		{"a flag and a count", read(`{"type": "object", "properties": {"password_set": {"type": "boolean"}, "is_secret": {"type": "boolean"}, "secret": {"type": "boolean"},
+			"usage": {"type": "object", "properties": {"prompt_tokens": {"type": "integer"}}}}}`, `"x": {}`), risk.Read, "GET reads"},
+		{"a page's token", read(`{"type": "object", "properties": {"next_page_token": {"type": "string"}, "items": {"type": "array", "items": {"type": "string"}}}}`, `"x": {}`),
+			risk.Read, "GET reads"},
+		{"a model's tokens, deep down", read(`{"type": "object", "properties": {"choices": {"type": "array", "items": {"type": "object", "properties": {
+			"logprobs": {"type": "object", "properties": {"content": {"type": "array", "items": {"type": "object", "properties": {"token": {"type": "string"}}}}}}}}}}}`, `"x": {}`),
+			risk.Read, "GET reads"},
+		{"a secret for the client side", read(`{"type": "object", "properties": {"client_secret": {"type": "string",
+			"description": "The client secret of this PaymentIntent. Used for client-side retrieval using a publishable key."}}}`, `"x": {}`), risk.Read, "GET reads"},
+		{"a write-only password", read(`{"type": "object", "properties": {"password": {"type": "string", "writeOnly": true}}}`, `"x": {}`), risk.Read, "GET reads"},
+		{"a credential of an embedded object's embedded object", read(`{"type": "object", "properties": {"charge": {"type": "object", "properties": {
+			"customer": {"type": "object", "properties": {"source": {"type": "object", "properties": {"secret": {"type": "string"}}}}}}}}}`, `"x": {}`),
+			risk.Read, "GET reads"},
+	} {
+		op, doc := operation(t, tt.doc)
+		a := risk.Assess(op, doc)
+		if reasons := strings.Join(a.Reasons, "; "); a.Class != tt.want || !strings.Contains(reasons, tt.reason) {
+			t.Errorf("%s: %s %q; want %s with %q", tt.name, a.Class, a.Reasons, tt.want, tt.reason)
+		}
 	}
 }
