@@ -51,7 +51,9 @@ func wait(t *testing.T, res toolgate.Result) int {
 // person is not asked about a call the limit refuses.
 func TestRateLimitRefusesWithTheWait(t *testing.T) {
 	up := newRecorder(t, nil)
-	c, _ := caller(t, catalog(t, notesAPI, "tools: {deleteNote: {expose: confirm, rate_limit: {per_minute: 1}}}"), up.URL, config.Auth{}, "")
+	// Identical calls, none answered from an earlier one: each meets the
+	// limit.
+	c, _ := caller(t, catalog(t, notesAPI, "defaults: {replay: 0}\ntools: {deleteNote: {expose: confirm, rate_limit: {per_minute: 1}}}"), up.URL, config.Auth{}, "")
 	for i := range 5 {
 		if res := callTool(t, c, "createNote", `{}`); res.IsError {
 			t.Fatalf("call %d: %s", i+1, res.Text)

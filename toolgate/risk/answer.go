@@ -141,7 +141,7 @@ func credentialName(name string, depth int) bool {
 	case last == "token" && n == 1:
 		return depth < 2
 	case last == "token" || strings.HasSuffix(last, "token") && answerTokenWords[strings.TrimSuffix(last, "token")]:
-		return !pageWords[prev] && !handedOut[prev]
+		return !pageWords[prev] && !handedOut[prev] && !fetchWords[prev]
 	case last == "key" || last == "keys":
 		return answerKeyWords[prev]
 	case strings.HasSuffix(last, "key") && answerKeyWords[strings.TrimSuffix(last, "key")]:
@@ -167,6 +167,10 @@ var (
 	// handedOut are what a token is of that is handed to the client side
 	// by design: a client token, a publishable one.
 	handedOut = set("client publishable public")
+	// fetchWords are what a token is of that fetches the resource the
+	// answer describes, for the caller who may read it already, for a
+	// while: GitHub's temp_clone_token in every repository it lists.
+	fetchWords = set("clone download preview")
 	// answerKeyWords are what a key is of when it is a secret: an API's,
 	// a private or secret one, one that signs or opens an account.
 	answerKeyWords = set("api private secret access signing encryption master auth")
