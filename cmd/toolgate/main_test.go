@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/internal/shopapi"
 )
 
@@ -313,9 +314,23 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		if out, err := early.CombinedOutput(); err == nil || !strings.Contains(string(out), "resolve it as not applied after then") {
 			t.Errorf("resolve --not-applied within the call's lease: %v\n%s", err, out)
 		}
-		if out := run(t, "resolve", key, "--applied", "--note", "in the order list", "--by", "test", "--db", db); !strings.Contains(out, "applied") {
-			t.Errorf("resolve said %q", out)
+		// The command the refusal suggests works as pasted into a shell.
+		pasted := regexp.MustCompile(`(?m)^\s*(toolgate resolve .* --applied .*)$`).FindStringSubmatch(res.Content[0].(*mcp.TextContent).Text)
+		if pasted == nil {
+			t.Fatalf("the refusal suggests no resolve --applied command:\n%s", res.Content[0].(*mcp.TextContent).Text)
 		}
+		calls := run(t, "calls", "--json", "--db", db)
+		schematest.Check(t, "toolgate/calls.json", []byte(calls))
+		if !strings.Contains(calls, `"arguments": {`) || strings.Contains(calls, "0001-01-01") {
+			t.Errorf("calls --json: the arguments are not JSON, or a zero time is printed:\n%s", calls)
+		}
+		sh := exec.Command("sh", "-c", pasted[1]+" --json")
+		sh.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"), "TOOLGATE_DB="+db)
+		out, err := sh.Output()
+		if err != nil || !strings.Contains(string(out), `"state": "applied"`) {
+			t.Errorf("%s, as pasted: %v\n%s", pasted[1], err, out)
+		}
+		schematest.Check(t, "toolgate/resolve.json", out)
 		// Settled, the same call may go again; this time the upstream
 		// answers.
 		lostOnce := api.Effects()

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -30,7 +31,7 @@ func addCommand(o recall.Options) *command.Command {
 }
 
 func printAdded(w io.Writer, rep recall.AddReport) {
-	fmt.Fprintf(w, "batch %s: %d files added (%d new contents), %d unchanged, %d skipped as not media\n",
-		rep.Batch, rep.Added, rep.NewContents, rep.Unchanged, rep.Skipped)
+	fmt.Fprintf(w, "batch %s: %s added (%s), %d unchanged, %d skipped as not media\n",
+		rep.Batch, output.Plural(rep.Added, "file"), output.Plural(rep.NewContents, "new content"), rep.Unchanged, rep.Skipped)
 	printProblems(w, rep.Problems)
 }

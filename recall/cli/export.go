@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -43,7 +44,7 @@ built-in sandbox's placeholder transcripts are written only with
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
 			return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
+				fmt.Fprintf(w, "wrote the transcripts of %s to %s\n", output.Plural(n, "recording"), out)
 			})
 		}),
 	}

@@ -134,7 +134,7 @@ func TestInspectReviewAndRules(t *testing.T) {
 	for _, want := range []string{
 		"REVIEW", "review", `REVIEW: its description speaks of "delete", its name does not: is it more than a write?`,
 		"hidden by defaults.expose: read (a write tool)", "exposed by defaults.expose: read",
-		"review first: 1 tools where the evidence about the class disagrees: updateGist",
+		"review first: 1 tool where the evidence about the class disagrees: updateGist",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, out)

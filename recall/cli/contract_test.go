@@ -1,0 +1,68 @@
+package cli_test
+
+import (
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rubicon-go/rubicon/internal/schematest"
+	"github.com/rubicon-go/rubicon/recall/cli"
+	"github.com/rubicon-go/rubicon/recall/sandbox"
+)
+
+// ambiguousArchive returns the environment of an archive whose batch b
+// holds one recording with an ambiguous request.
+func ambiguousArchive(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	sb := sandbox.New(sandbox.Options{Plan: sandbox.Plan{ByRequest: map[int]sandbox.Fault{1: sandbox.ChargeDrop}}})
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	t.Cleanup(sb.Close)
+	env := map[string]string{cli.DBEnv: filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME": t.TempDir()}
+	if r := run(t, env, "add", "b", dir); r.code != cli.ExitOK {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	if r := run(t, env, "run", "b", "--provider-url", srv.URL); r.code != cli.ExitAmbiguous {
+		t.Fatalf("run with a dropped answer: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	return env
+}
+
+// TestAmbiguousAndResolveOutputs checks ambiguous --json and resolve
+// --json against their schemas (snake_case, the batch named, no zero
+// times, seconds named so), and runs the resolve line that ambiguous
+// suggests as a person pastes it into a shell.
+func TestAmbiguousAndResolveOutputs(t *testing.T) {
+	env := ambiguousArchive(t)
+	r := run(t, env, "ambiguous", "--json")
+	schematest.Check(t, "recall-archive/ambiguous.json", []byte(r.stdout))
+	if !strings.Contains(r.stdout, `"batches": [`) || !strings.Contains(r.stdout, `"duration_seconds"`) {
+		t.Errorf("ambiguous --json does not name the batch or the duration in seconds:\n%s", r.stdout)
+	}
+	text := run(t, env, "ambiguous").stdout
+	pasted := regexp.MustCompile(`if charged: +(recall-archive resolve .*)`).FindStringSubmatch(text)
+	if pasted == nil || !strings.Contains(text, "batch:     b\n") {
+		t.Fatalf("ambiguous names no batch or suggests no resolve line:\n%s", text)
+	}
+
+	bin := filepath.Join(t.TempDir(), "recall-archive")
+	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	sh := exec.Command("sh", "-c", pasted[1]+" --json")
+	sh.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), cli.DBEnv+"="+env[cli.DBEnv])
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatalf("%s, as pasted: %v\n%s", pasted[1], err, out)
+	}
+	schematest.Check(t, "recall-archive/resolve.json", out)
+	if strings.Contains(string(out), "0001-01-01") || !strings.Contains(string(out), `"state": "applied"`) {
+		t.Errorf("resolve --json:\n%s", out)
+	}
+}
