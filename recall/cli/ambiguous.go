@@ -15,7 +15,7 @@ import (
 // ambiguousCommand is "recall-archive ambiguous": the requests that may
 // have been charged, with what shows it. It exits 3 when there are any.
 func ambiguousCommand(o recall.Options) *command.Command {
-	return &command.Command{Name: "ambiguous", Args: []command.Arg{{Name: "BATCH", Optional: true}}, DB: true, JSON: true,
+	return &command.Command{Name: "ambiguous", Args: []command.Arg{{Name: "BATCH", Optional: true, Complete: completeBatches}}, DB: true, JSON: true,
 		Summary: "requests that may have been charged, with their evidence", Help: "Exits 3 when there are any, with --json too.",
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 			items, err := a.Ambiguous(ctx, strings.Join(r.Args, ""))
