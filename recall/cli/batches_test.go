@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,38 @@ func TestBatchesAndCompletion(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Error("completing a batch name made an archive")
+	}
+}
+
+// TestSearchWithinABatch counts the matches of a batch, past --limit,
+// with the documented syntax, and refuses a query it cannot read as a
+// usage error.
+func TestSearchWithinABatch(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	env := map[string]string{cli.DBEnv: filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME": t.TempDir()}
+	for _, args := range [][]string{{"add", "talks", dir}, {"add", "empty", other}, {"run", "talks"}} {
+		if r := run(t, env, args...); r.code != cli.ExitOK {
+			t.Fatalf("%q: %d %s", args, r.code, r.stderr)
+		}
+	}
+	r := run(t, env, "search", "--json", "--include-sandbox", "--batch", "talks", "--limit", "1", `"placeholder transcript" OR segm*`)
+	schematest.Check(t, "recall-archive/search.json", []byte(r.stdout))
+	var res struct {
+		Batch string            `json:"batch"`
+		Total int               `json:"total"`
+		Hits  []json.RawMessage `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Batch != "talks" || len(res.Hits) != 1 || res.Total < 1 {
+		t.Fatalf("search --batch talks --limit 1: %v\n%s", err, r.stdout)
+	}
+	if text := run(t, env, "search", "--include-sandbox", "--batch", "empty", "segm*").stdout; text != "no matches in batch empty\n" {
+		t.Errorf("search of a batch without the recording: %q", text)
+	}
+	if r := run(t, env, "search", "--batch", "nope", "x"); r.code != cli.ExitFailure || !strings.Contains(r.stderr, `"nope"`) {
+		t.Errorf("search of an unknown batch: %d %q", r.code, r.stderr)
+	}
+	if r := run(t, env, "search", `"open`); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "is not closed") {
+		t.Errorf("search of an open phrase: %d %q", r.code, r.stderr)
 	}
 }
