@@ -22,7 +22,13 @@ func exportCommand(o recall.Options) *command.Command {
 	return &command.Command{
 		Name: "export", Args: []command.Arg{batchArg}, Synopsis: "BATCH --out DIR [flags]", DB: true, JSON: true,
 		Summary: "write the batch's transcripts",
-		Help: `Each recording's transcript is the latest that a provider made whole. The
+		Help: `The transcripts keep the folder tree of the batch's files, below the
+deepest folder that holds them all, and are named as players look for
+them: talks/talk.mp3's are talks/talk.srt, talks/talk.vtt and so on. Where
+two files would share a name (talk.mp3 and talk.wav), the first by path
+keeps it and the next has its extension kept: talk.wav.srt.
+
+Each recording's transcript is the latest that a provider made whole. The
 built-in sandbox's placeholder transcripts are written only with
 --include-sandbox, for recordings that no other provider transcribed.`,
 		Flags: func(f *pflag.FlagSet) {
@@ -42,9 +48,9 @@ built-in sandbox's placeholder transcripts are written only with
 			return nil
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-			n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
-			return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote the transcripts of %s to %s\n", output.Plural(n, "recording"), out)
+			rep, err := a.ExportFiles(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
+			return r.Done(rep, err, func(w io.Writer) {
+				fmt.Fprintf(w, "wrote the transcripts of %s (%s) to %s\n", output.Plural(rep.Recordings, "recording"), output.Plural(len(rep.Files), "file"), out)
 			})
 		}),
 	}
