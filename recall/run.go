@@ -262,11 +262,11 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 		opts.Worker = journal.ProcessWorker()
 	}
 	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := DefaultCacheDir()
 		if err != nil {
-			return opts, fmt.Errorf("recall: no cache directory for audio proxies: %w", err)
+			return opts, err
 		}
-		opts.CacheDir = filepath.Join(dir, "recall-archive")
+		opts.CacheDir = dir
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 		return opts, fmt.Errorf("recall: cache directory: %w", err)

@@ -92,7 +92,8 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out,
+		CacheDir: cacheDir(r)}
 	o.SendLease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
