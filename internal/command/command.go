@@ -83,6 +83,9 @@ type Command struct {
 	DB, JSON bool
 	// Flags declares the command's own flags.
 	Flags func(f *pflag.FlagSet)
+	// FlagValues, if set, lists by flag name what the shell may complete
+	// the flag's value with, as [Arg.Complete] does.
+	FlagValues map[string]func(ctx context.Context, r *Run) ([]string, error)
 	// Check, if set, checks what the flags say before Run opens or reads
 	// anything; it returns a usage error ([Usagef]) or nil.
 	Check func(r *Run) error
@@ -268,6 +271,12 @@ func (p *Program) cobra(c *Command, env Env) *cobra.Command {
 	}
 	if c.Flags != nil {
 		c.Flags(f)
+	}
+	for name, values := range c.FlagValues {
+		cc.RegisterFlagCompletionFunc(name, func(cc *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			words, _ := values(cc.Context(), r) // an error completes nothing
+			return words, cobra.ShellCompDirectiveNoFileComp
+		})
 	}
 	f.VisitAll(func(fl *pflag.Flag) {
 		if words, ok := fl.Annotations[wordsAnnotation]; ok {

@@ -60,6 +60,11 @@ func TestBatchesAndCompletion(t *testing.T) {
 	if got := words("run", "talks", "--provider", ""); strings.Join(got, " ") != strings.Join(provider.Names(), " ") {
 		t.Errorf("--provider completes %q, want %q", got, provider.Names())
 	}
+	for _, cmd := range []string{"search", "remove"} {
+		if got := words(cmd, "--batch", ""); strings.Join(got, " ") != "interviews talks" {
+			t.Errorf("%s --batch completes %q", cmd, got)
+		}
+	}
 	missing := filepath.Join(t.TempDir(), "none.db")
 	if got := words("status", "--db", missing, ""); len(got) != 0 {
 		t.Errorf("a missing archive completes %q", got)

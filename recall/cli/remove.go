@@ -25,6 +25,7 @@ recording, and adding a file again finds its transcript and pays nothing),
 and so do the batch, its budget and all it paid: the ledger keeps every
 payment. A file whose recording has an ambiguous request, or one being
 sent, is kept until it is resolved or its run is over.`,
+		FlagValues: map[string]func(context.Context, *command.Run) ([]string, error){"batch": completeBatches},
 		Flags: func(f *pflag.FlagSet) {
 			f.StringVar(&batch, "batch", "", "the `BATCH` to remove files from (required)")
 		},

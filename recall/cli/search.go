@@ -35,8 +35,9 @@ func searchCommand(o recall.Options) *command.Command {
 	var batch string
 	query := command.Arg{Name: "QUERY", Help: "the words to find", Many: true}
 	return &command.Command{Name: "search", Args: []command.Arg{query}, Synopsis: "QUERY [--batch BATCH] [flags]", DB: true, JSON: true,
-		Summary: "find words in the transcripts, with the file and the time, and count the matches",
-		Help:    searchHelp,
+		Summary:    "find words in the transcripts, with the file and the time, and count the matches",
+		Help:       searchHelp,
+		FlagValues: map[string]func(context.Context, *command.Run) ([]string, error){"batch": completeBatches},
 		Flags: func(f *pflag.FlagSet) {
 			f.IntVar(&limit, "limit", 20, "show at most this many matches")
 			f.StringVar(&batch, "batch", "", "search the recordings of this `BATCH` only (default: every batch)")
