@@ -131,3 +131,14 @@ func ShellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Left is an operation that a retry of what provably had no effect left
+// alone, and why.
+type Left struct {
+	Key   string `json:"key"`
+	State string `json:"state"`
+	Why   string `json:"why"`
+}
+
+// FromLeft is l as both products print it.
+func FromLeft(l journal.Left) Left { return Left{Key: l.Key, State: string(l.State), Why: l.Why} }

@@ -45,6 +45,11 @@ func TestAmbiguousAndResolveOutputs(t *testing.T) {
 	if !strings.Contains(r.stdout, `"batches": [`) || !strings.Contains(r.stdout, `"duration_seconds"`) {
 		t.Errorf("ambiguous --json does not name the batch or the duration in seconds:\n%s", r.stdout)
 	}
+	r = run(t, env, "retry-failed", "b", "--safe-only", "--queue-only", "--json")
+	schematest.Check(t, "recall-archive/retry-failed.json", []byte(r.stdout))
+	if !strings.Contains(r.stdout, `"state": "ambiguous"`) {
+		t.Errorf("retry-failed --json does not list the ambiguous request it left:\n%s", r.stdout)
+	}
 	text := run(t, env, "ambiguous").stdout
 	pasted := regexp.MustCompile(`if charged: +(recall-archive resolve .*)`).FindStringSubmatch(text)
 	if pasted == nil || !strings.Contains(text, "batch:     b\n") {
@@ -64,5 +69,37 @@ func TestAmbiguousAndResolveOutputs(t *testing.T) {
 	schematest.Check(t, "recall-archive/resolve.json", out)
 	if strings.Contains(string(out), "0001-01-01") || !strings.Contains(string(out), `"state": "applied"`) {
 		t.Errorf("resolve --json:\n%s", out)
+	}
+}
+
+// TestEveryJSONOutputMatchesItsSchema runs the commands a script reads
+// with --json, on a batch with a file that is not media, and checks each
+// output against its schema in docs/schemas.
+func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
+	dir := t.TempDir()
+	recording(t, filepath.Join(dir, "a.mp3"))
+	os.WriteFile(filepath.Join(dir, "fake.wav"), []byte("text"), 0o644)
+	env := map[string]string{cli.DBEnv: filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME": t.TempDir()}
+	for _, c := range []struct {
+		schema string
+		args   []string
+	}{
+		{"add", []string{"add", "b", dir}},
+		{"estimate", []string{"estimate", "b"}},
+		{"budget", []string{"budget", "b", "1"}},
+		{"run", []string{"run", "b"}},
+		{"status", []string{"status", "b"}},
+		{"budget", []string{"budget", "b"}},
+		{"retry-failed", []string{"retry-failed", "b", "--safe-only", "--queue-only"}},
+		{"retry-failed", []string{"retry-failed", "b", "--safe-only"}},
+		{"batches", []string{"batches"}},
+		{"search", []string{"search", "--include-sandbox", "segment"}},
+		{"ambiguous", []string{"ambiguous"}},
+	} {
+		r := run(t, env, append(c.args, "--json")...)
+		if r.code != cli.ExitOK && r.code != cli.ExitItemProblems {
+			t.Fatalf("%q: exit %d %s", c.args, r.code, r.stderr)
+		}
+		schematest.Check(t, "recall-archive/"+c.schema+".json", []byte(r.stdout))
 	}
 }
