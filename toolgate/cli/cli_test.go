@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/toolgate/cli"
 )
 
@@ -47,6 +48,7 @@ func TestInspectJSONWithConfig(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	schematest.Check(t, "toolgate/inspect.json", []byte(out))
 	var got struct {
 		Summary struct {
 			Exposed  int      `json:"exposed"`
