@@ -215,7 +215,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 // TestAmbiguousExitCodeWithJSON checks that ambiguous exits 3 when there
 // are ambiguous requests, with --json too (it once exited 0 there).
 func TestAmbiguousExitCodeWithJSON(t *testing.T) {
-	env := ambiguousArchive(t)
+	env, _ := ambiguousArchive(t)
 	for _, args := range [][]string{{"ambiguous"}, {"ambiguous", "--json"}, {"--json", "ambiguous", "b"}} {
 		r := run(t, env, args...)
 		if r.code != cli.ExitAmbiguous {

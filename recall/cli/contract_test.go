@@ -15,8 +15,9 @@ import (
 )
 
 // ambiguousArchive returns the environment of an archive whose batch b
-// holds one recording with an ambiguous request.
-func ambiguousArchive(t *testing.T) map[string]string {
+// holds one recording with an ambiguous request, and the URL of the
+// sandbox that was sent it.
+func ambiguousArchive(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
@@ -31,7 +32,7 @@ func ambiguousArchive(t *testing.T) map[string]string {
 	if r := run(t, env, "run", "b", "--provider-url", srv.URL); r.code != cli.ExitAmbiguous {
 		t.Fatalf("run with a dropped answer: exit %d %s%s", r.code, r.stdout, r.stderr)
 	}
-	return env
+	return env, srv.URL
 }
 
 // TestAmbiguousAndResolveOutputs checks ambiguous --json and resolve
@@ -39,7 +40,7 @@ func ambiguousArchive(t *testing.T) map[string]string {
 // times, seconds named so), and runs the resolve line that ambiguous
 // suggests as a person pastes it into a shell.
 func TestAmbiguousAndResolveOutputs(t *testing.T) {
-	env := ambiguousArchive(t)
+	env, _ := ambiguousArchive(t)
 	r := run(t, env, "ambiguous", "--json")
 	schematest.Check(t, "recall-archive/ambiguous.json", []byte(r.stdout))
 	if !strings.Contains(r.stdout, `"batches": [`) || !strings.Contains(r.stdout, `"duration_seconds"`) {
@@ -101,5 +102,17 @@ func TestEveryJSONOutputMatchesItsSchema(t *testing.T) {
 			t.Fatalf("%q: exit %d %s", c.args, r.code, r.stderr)
 		}
 		schematest.Check(t, "recall-archive/"+c.schema+".json", []byte(r.stdout))
+	}
+}
+
+// TestVersionAndReconcileOutputs checks version --json and reconcile
+// --json against their schemas.
+func TestVersionAndReconcileOutputs(t *testing.T) {
+	schematest.Check(t, "version.json", []byte(run(t, nil, "version", "--json").stdout))
+	env, url := ambiguousArchive(t)
+	r := run(t, env, "reconcile", "b", "--provider-url", url, "--json")
+	schematest.Check(t, "recall-archive/reconcile.json", []byte(r.stdout))
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, `"state": "`) {
+		t.Errorf("reconcile: %d %s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -54,7 +54,7 @@ func TestRemoveKeepsWhatWasPaid(t *testing.T) {
 		t.Errorf("adding a removed file again paid again: %d charges, then %d", charges, len(sb.Charges()))
 	}
 
-	env = ambiguousArchive(t)
+	env, _ = ambiguousArchive(t)
 	r = run(t, env, "remove", "--batch", "b")
 	if r.code != cli.ExitFailure || !strings.Contains(r.stderr, "may have been charged") {
 		t.Fatalf("remove of a batch with an ambiguous request: %d %q", r.code, r.stderr)

@@ -317,3 +317,13 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		t.Errorf("help resolve does not state the rule:\n%s", h)
 	}
 }
+
+// TestVersionJSON checks version --json against the schema both programs
+// share.
+func TestVersionJSON(t *testing.T) {
+	code, out, errOut := run("version", "--json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	schematest.Check(t, "version.json", []byte(out))
+}
