@@ -29,8 +29,8 @@ func (a *Archive) Ambiguous(ctx context.Context, batch string) ([]AmbiguousItem,
 	}
 	out := make([]AmbiguousItem, 0, len(reqs))
 	for _, r := range reqs {
-		out = append(out, AmbiguousItem{Operation: output.FromOperation(r.Operation), Batches: r.Batches, Paths: r.Paths,
-			SentAt: r.SentAt, Held: r.Held})
+		out = append(out, AmbiguousItem{Operation: output.FromOperation(r.Operation), Batches: append([]string{}, r.Batches...),
+			Paths: append([]string{}, r.Paths...), SentAt: r.SentAt, Held: r.Held})
 	}
 	return out, nil
 }

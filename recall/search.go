@@ -84,9 +84,11 @@ func (a *Archive) Find(ctx context.Context, query, batch string, limit int, sand
 	res.Total = total
 	for _, h := range found {
 		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet}
-		if hit.Paths, err = a.store.Paths(ctx, batch, h.SHA256); err != nil {
+		paths, err := a.store.Paths(ctx, batch, h.SHA256)
+		if err != nil {
 			return res, err
 		}
+		hit.Paths = append([]string{}, paths...) // [] for none
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil

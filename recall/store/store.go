@@ -171,7 +171,7 @@ func (s *Store) SendLease() time.Duration { return s.j.SendLease() }
 // list runs a query of recall's tables and returns a value per row, read
 // by scan.
 func list[T any](ctx context.Context, s *Store, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
-	out := []T{} // [] for none, in JSON too
+	var out []T
 	err := s.db.View(ctx, func(tx *sqlstore.Tx) error {
 		out = out[:0]
 		rows, err := tx.SQL().QueryContext(ctx, query, args...)
