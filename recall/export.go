@@ -2,49 +2,165 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/rubicon-go/rubicon/recall/recording"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rubicon-go/rubicon/recall/recording"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
+// ExportReport is what an export wrote.
+type ExportReport struct {
+	Batch string `json:"batch"`
+	Out   string `json:"out"`
+	// Recordings counts the distinct recordings whose transcripts were
+	// written, Files the batch's files they were written for.
+	Recordings int            `json:"recordings"`
+	Files      []ExportedFile `json:"files"`
+}
+
+// ExportedFile is one of the batch's files and the transcripts written
+// for it.
+type ExportedFile struct {
+	Path    string   `json:"path"`
+	SHA256  string   `json:"sha256"`
+	Written []string `json:"written"`
+}
+
 // Export writes the transcripts of the batch's transcribed contents to
-// dir, in the given formats, and returns how many contents it wrote. Each
-// content's transcript is the latest that a provider made whole; the
-// sandbox's placeholders only with sandbox, and only for contents that no
-// other provider transcribed.
+// dir, as [Archive.ExportFiles] does, and returns how many contents it
+// wrote.
 func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string, sandbox bool) (int, error) {
+	rep, err := a.ExportFiles(ctx, batch, dir, formats, sandbox)
+	return rep.Recordings, err
+}
+
+// ExportFiles writes the transcripts of the batch's transcribed contents
+// to dir, in the given formats, in the folder tree of the batch's files:
+// the transcripts of talks/talk.mp3 are talks/talk.srt and so on, under
+// dir, below the deepest folder that holds every file of the batch, so
+// that a player finds a recording's subtitles beside it. Two files whose
+// transcripts would have the same name (talk.mp3 and talk.wav) are told
+// apart by the recording's extension: the first by path keeps talk.srt,
+// the next is talk.wav.srt. Each content's transcript is the latest that a
+// provider made whole; the sandbox's placeholders only with sandbox, and
+// only for contents that no other provider transcribed.
+func (a *Archive) ExportFiles(ctx context.Context, batch, dir string, formats []string, sandbox bool) (ExportReport, error) {
+	rep := ExportReport{Batch: batch, Out: dir, Files: []ExportedFile{}}
 	for _, f := range formats {
 		if !slices.Contains(Formats, f) {
-			return 0, fmt.Errorf("unknown format %q: use %s", f, strings.Join(Formats, ", "))
+			return rep, fmt.Errorf("unknown format %q: use %s", f, strings.Join(Formats, ", "))
 		}
 	}
 	if err := a.checkBatch(ctx, batch); err != nil {
-		return 0, err
+		return rep, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
-	}
-	contents, err := a.store.Contents(ctx, batch)
+	files, err := a.store.Files(ctx, batch, recording.Added)
 	if err != nil {
-		return 0, err
+		return rep, err
 	}
-	n := 0
-	for _, c := range contents {
-		who, ok, err := a.transcribed(ctx, c.SHA256, sandbox)
+	docs := map[string]*Document{}
+	var chosen []store.File
+	for _, f := range files {
+		if _, seen := docs[f.SHA256]; !seen {
+			who, ok, err := a.transcribed(ctx, f.SHA256, sandbox)
+			if err != nil {
+				return rep, err
+			}
+			docs[f.SHA256] = nil
+			if ok {
+				doc, err := a.document(ctx, f.SHA256, who)
+				if err != nil && !errors.Is(err, errIncomplete) {
+					return rep, err
+				}
+				if err == nil {
+					docs[f.SHA256] = &doc
+					rep.Recordings++
+				}
+			}
+		}
+		if docs[f.SHA256] != nil {
+			chosen = append(chosen, f)
+		}
+	}
+	slices.SortFunc(chosen, func(x, y store.File) int { return strings.Compare(x.Display(), y.Display()) })
+	paths := make([]string, len(chosen))
+	for i, f := range chosen {
+		paths[i] = f.Display()
+	}
+	names := exportNames(paths)
+	for i, f := range chosen {
+		ef := ExportedFile{Path: paths[i], SHA256: f.SHA256, Written: []string{}}
+		for _, format := range formats {
+			out := filepath.Join(dir, names[i]+"."+format)
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return rep, err
+			}
+			if err := writeAtomically(out, render(*docs[f.SHA256], format, a.subtitles)); err != nil {
+				return rep, err
+			}
+			ef.Written = append(ef.Written, out)
+		}
+		rep.Files = append(rep.Files, ef)
+	}
+	return rep, os.MkdirAll(dir, 0o755)
+}
+
+// exportNames returns, for each of paths (sorted), the name its
+// transcripts take below the export's folder, without the format's
+// extension: its path from the deepest folder that holds them all,
+// without its extension, and with it where another file's name would be
+// the same (compared without case, as some file systems do).
+func exportNames(paths []string) []string {
+	root := ""
+	for i, p := range paths {
+		if i == 0 {
+			root = filepath.Dir(p)
+		}
+		for !within(root, p) && filepath.Dir(root) != root {
+			root = filepath.Dir(root)
+		}
+	}
+	names := make([]string, len(paths))
+	taken := map[string]bool{}
+	for i, p := range paths {
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
-			return n, err
+			rel = filepath.Base(p)
 		}
-		if !ok {
-			continue
+		rel = cleanName(rel)
+		name := strings.TrimSuffix(rel, filepath.Ext(rel))
+		if taken[strings.ToLower(name)] {
+			name = rel
 		}
-		if err := a.export(ctx, batch, c.SHA256, who, dir, formats); err != nil {
-			return n, err
+		for n := 2; taken[strings.ToLower(name)]; n++ {
+			name = fmt.Sprintf("%s.%d", rel, n)
 		}
-		n++
+		taken[strings.ToLower(name)] = true
+		names[i] = name
 	}
-	return n, nil
+	return names
+}
+
+// within reports whether path is in the folder dir, or below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// cleanName replaces in a relative path the characters that a file name
+// may not hold.
+func cleanName(rel string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == '\\' && filepath.Separator != '\\' {
+			return '_'
+		}
+		return r
+	}, rel)
 }
 
 // transcribed returns who made the content's transcript that counts: the

@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall/recording"
 )
@@ -12,9 +13,9 @@ type RetryReport struct {
 	Batch string `json:"batch"`
 	// Items counts files that failed before payment and go back to the
 	// queue; Requests counts chunk requests proven not applied.
-	Items    int            `json:"items"`
-	Requests int            `json:"requests"`
-	Left     []journal.Left `json:"left"`
+	Items    int           `json:"items"`
+	Requests int           `json:"requests"`
+	Left     []output.Left `json:"left"`
 }
 
 // RetryFailed puts back in the queue every failure of batch known to be
@@ -23,7 +24,7 @@ type RetryReport struct {
 // charging. It never touches an ambiguous request; those it reports, with
 // why, among the ones it left.
 func (a *Archive) RetryFailed(ctx context.Context, batch string) (RetryReport, error) {
-	rep := RetryReport{Batch: batch, Left: []journal.Left{}}
+	rep := RetryReport{Batch: batch, Left: []output.Left{}}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return rep, err
 	}
@@ -40,7 +41,7 @@ func (a *Archive) RetryFailed(ctx context.Context, batch string) (RetryReport, e
 	rep.Requests = len(r.Moved)
 	for _, l := range r.Left {
 		if l.State == journal.Ambiguous || l.State == journal.Sending {
-			rep.Left = append(rep.Left, l)
+			rep.Left = append(rep.Left, output.FromLeft(l))
 		}
 	}
 	return rep, nil

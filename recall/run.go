@@ -266,11 +266,11 @@ func (a *Archive) runDefaults(opts RunOptions) (RunOptions, error) {
 		opts.Worker = journal.ProcessWorker()
 	}
 	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := DefaultCacheDir()
 		if err != nil {
 			return opts, fmt.Errorf("no cache directory for audio proxies: %w", err)
 		}
-		opts.CacheDir = filepath.Join(dir, "recall-archive")
+		opts.CacheDir = dir
 	}
 	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
 		return opts, fmt.Errorf("cannot make the cache directory: %w", err)

@@ -3,10 +3,10 @@ package recall
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"github.com/rubicon-go/rubicon/recall/recording"
-	"strings"
 	"time"
+
+	"github.com/rubicon-go/rubicon/recall/recording"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // Hit is a transcript segment that matches a search. In JSON, its times
@@ -33,31 +33,66 @@ func (h Hit) MarshalJSON() ([]byte, error) {
 	}{fields(h), seconds(h.Start), seconds(h.End)})
 }
 
-// Search finds query in every transcript: all its words, in any order.
+// ErrQuery reports a search query that cannot be read; the error says
+// what is wrong with it.
+var ErrQuery = store.ErrQuery
+
+// SearchResult is what a search found: the hits shown, and how many
+// segments match in all.
+type SearchResult struct {
+	Query string `json:"query"`
+	// Batch is the batch searched; absent when every batch was.
+	Batch string `json:"batch,omitempty"`
+	Total int    `json:"total"`
+	Hits  []Hit  `json:"hits"`
+}
+
+// Search finds query in every transcript, as [Archive.Find] does, and
+// returns at most limit hits.
+func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
+	res, err := a.Find(ctx, query, batchAll, limit, sandbox)
+	return res.Hits, err
+}
+
+// batchAll searches every batch.
+const batchAll = ""
+
+// Find finds query in the transcripts of batch's recordings (of every
+// batch's when batch is empty), best first, at most limit hits, and
+// counts the segments that match in all. A query is words, all of which a
+// segment holds, in any order; "a phrase" in double quotes; OR between
+// alternatives; word* for the words that start so ([store.ParseQuery]).
 // Matches are marked [like this] in the snippets. The sandbox's
 // placeholder transcripts are searched only with sandbox.
-func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
-	words := strings.Fields(query)
-	if len(words) == 0 {
-		return nil, errors.New("search for at least one word")
+func (a *Archive) Find(ctx context.Context, query, batch string, limit int, sandbox bool) (SearchResult, error) {
+	res := SearchResult{Query: query, Batch: batch, Hits: []Hit{}}
+	q, err := store.ParseQuery(query)
+	if err != nil {
+		return res, err
+	}
+	if batch != batchAll {
+		if err := a.checkBatch(ctx, batch); err != nil {
+			return res, err
+		}
 	}
 	if limit <= 0 {
 		limit = 50
 	}
-	found, err := a.store.Search(ctx, words, limit, sandbox)
+	found, total, err := a.store.Find(ctx, q, store.Find{Batch: batch, Limit: limit, Sandbox: sandbox})
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	hits := make([]Hit, 0, len(found))
+	res.Total = total
 	for _, h := range found {
-		hits = append(hits, Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet})
-	}
-	for i := range hits {
-		if hits[i].Paths, err = a.store.Paths(ctx, "", hits[i].SHA256); err != nil {
-			return nil, err
+		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet}
+		paths, err := a.store.Paths(ctx, batch, h.SHA256)
+		if err != nil {
+			return res, err
 		}
+		hit.Paths = append([]string{}, paths...) // [] for none
+		res.Hits = append(res.Hits, hit)
 	}
-	return hits, nil
+	return res, nil
 }
 
 // SandboxHolds reports whether the sandbox's placeholder transcripts, left

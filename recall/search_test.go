@@ -44,9 +44,16 @@ func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 	if !found10 || !foundLater {
 		t.Errorf("segment starts %v: want 10 s and one past 20 s (the second chunk's offset)", starts)
 	}
-	for _, q := range []string{`"unbalanced`, `) OR (`, `NEAR*`} {
+	// FTS5's own syntax is never read from a query: only the documented
+	// one, and what it cannot read is a clear error, not the store's.
+	for _, q := range []string{`NEAR*`, `(segment)`, `NOT segment`, `segment AND`, `col:segment`, `^segment`} {
 		if _, err := w.a.Search(context.Background(), q, 5, true); err != nil {
 			t.Errorf("search %q: %v", q, err)
+		}
+	}
+	for _, q := range []string{`"unbalanced`, `) OR (`} {
+		if _, err := w.a.Search(context.Background(), q, 5, true); !errors.Is(err, recall.ErrQuery) {
+			t.Errorf("search %q: %v, want ErrQuery", q, err)
 		}
 	}
 	if _, err := w.a.Search(context.Background(), "   ", 5, true); err == nil {

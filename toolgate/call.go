@@ -23,6 +23,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/rubicon-go/rubicon"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/retry"
 	"github.com/rubicon-go/rubicon/toolgate/config"
@@ -546,7 +547,10 @@ func (c *Caller) refusal(t *Tool, id identity, open journal.Operation) string {
 	} else {
 		b.WriteString("Ask a person to check in the upstream system whether it was applied; ")
 	}
-	fmt.Fprintf(&b, "a person then settles it: toolgate resolve %s (--applied | --not-applied).", open.Key)
+	key := output.ShellQuote(open.Key)
+	fmt.Fprintf(&b, "a person then settles it with what they found, running one of:\n"+
+		"  toolgate resolve %s --applied --note \"what was checked\"\n"+
+		"  toolgate resolve %s --not-applied --note \"what was checked\"", key, key)
 	return b.String()
 }
 

@@ -29,7 +29,10 @@ type Row struct {
 	// ExposureRule is the rule that decided Exposed.
 	ExposureRule string `json:"exposure_rule"`
 	Retry        string `json:"retry"`
-	Deadline     string `json:"deadline"`
+	// Deadline bounds each call, as a duration in text and in seconds
+	// in JSON.
+	Deadline        string  `json:"-"`
+	DeadlineSeconds float64 `json:"deadline_seconds"`
 	// RateLimit says how often the tool may be called, and by which
 	// setting ([Tool.RateLimit]).
 	RateLimit string `json:"rate_limit"`
@@ -105,7 +108,7 @@ func (c *Catalog) Inspect() ([]Row, Summary, error) {
 	for _, t := range c.Tools {
 		rows = append(rows, Row{Name: t.Name, Method: t.Method, Path: t.Path, Risk: t.Risk.Class.String(), Reasons: t.Risk.Reasons,
 			Override: t.RiskOverride, Review: len(t.Risk.Review) > 0, ReviewReasons: t.Risk.Review,
-			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String(), RateLimit: RateLimitText(t),
+			Exposed: t.Exposed, Confirm: t.Confirm, Exposure: t.Exposure, ExposureRule: t.ExposureRule, Retry: RetryText(t), Deadline: t.Deadline.String(), DeadlineSeconds: t.Deadline.Seconds(), RateLimit: RateLimitText(t),
 			Auth: t.Auth.Configured(), AuthRequires: t.Auth.Requires, AuthMissing: t.Auth.Missing})
 		for _, u := range t.Auth.Uses {
 			rows[len(rows)-1].AuthUses = append(rows[len(rows)-1].AuthUses, u.String())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/toolgate/config"
 	"github.com/rubicon-go/rubicon/toolgate/risk"
 )
@@ -57,10 +58,10 @@ func ChooseMode(cat *Catalog, mode config.Mode) (config.Mode, string, error) {
 		return "", "", err
 	}
 	if len(list) > AutoMaxListBytes {
-		return config.ModeSearch, fmt.Sprintf("mode auto chose search: tools/list of the %d exposed tools is %d KiB, more than %d KiB", n, len(list)>>10, AutoMaxListBytes>>10), nil
+		return config.ModeSearch, fmt.Sprintf("mode auto chose search: tools/list of the %s exposed is %d KiB, more than %d KiB", output.Plural(n, "tool"), len(list)>>10, AutoMaxListBytes>>10), nil
 	}
-	return config.ModeTools, fmt.Sprintf("mode auto chose tools: %d tools are exposed (search past %d) and tools/list is %d KiB (search past %d KiB)",
-		n, AutoMaxTools, len(list)>>10, AutoMaxListBytes>>10), nil
+	return config.ModeTools, fmt.Sprintf("mode auto chose tools: %s exposed (search past %d) and tools/list is %d KiB (search past %d KiB)",
+		output.Plural(n, "tool is", "tools are"), AutoMaxTools, len(list)>>10, AutoMaxListBytes>>10), nil
 }
 
 // NewSearchServer returns an MCP server that serves cat's exposed tools in

@@ -171,7 +171,7 @@ func TestAutoMode(t *testing.T) {
 	doc := `{"openapi": "3.0.0", "paths": {` + strings.Join(paths, ",") + `},
 	  "components": {"schemas": {"V": {"type": "string", "enum": [` + strings.Join(enum, ",") + `]}}}}`
 	if mode, why, err := toolgate.ChooseMode(catalog(t, doc, ""), config.ModeAuto); err != nil || mode != config.ModeSearch ||
-		!strings.Contains(why, "tools/list of the 100 exposed tools is") {
+		!strings.Contains(why, "tools/list of the 100 tools exposed is") {
 		t.Errorf("100 large tools: %s, %q, %v", mode, why, err)
 	}
 	for _, m := range []config.Mode{config.ModeTools, config.ModeSearch} {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/internal/shopapi"
 )
 
@@ -320,15 +321,29 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		if out, err := early.CombinedOutput(); err == nil || !strings.Contains(string(out), "resolve it as not applied after then") {
 			t.Errorf("resolve --not-applied within the call's lease: %v\n%s", err, out)
 		}
-		if out := run(t, "resolve", key, "--applied", "--note", "in the order list", "--by", "test", "--db", db); !strings.Contains(out, "applied") {
-			t.Errorf("resolve said %q", out)
+		// The command the refusal suggests works as pasted into a shell.
+		pasted := regexp.MustCompile(`(?m)^\s*(toolgate resolve .* --applied .*)$`).FindStringSubmatch(res.Content[0].(*mcp.TextContent).Text)
+		if pasted == nil {
+			t.Fatalf("the refusal suggests no resolve --applied command:\n%s", res.Content[0].(*mcp.TextContent).Text)
 		}
+		calls := run(t, "calls", "--json", "--db", db)
+		schematest.Check(t, "toolgate/calls.json", []byte(calls))
+		if !strings.Contains(calls, `"arguments": {`) || strings.Contains(calls, "0001-01-01") {
+			t.Errorf("calls --json: the arguments are not JSON, or a zero time is printed:\n%s", calls)
+		}
+		sh := exec.Command("sh", "-c", pasted[1]+" --json")
+		sh.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"), "TOOLGATE_DB="+db)
+		out, err := sh.Output()
+		if err != nil || !strings.Contains(string(out), `"state": "applied"`) {
+			t.Errorf("%s, as pasted: %v\n%s", pasted[1], err, out)
+		}
+		schematest.Check(t, "toolgate/resolve.json", out)
 		// Settled as applied, the same call is that call re-issued: it is
 		// answered from the journal, and nothing is sent.
 		lostOnce := api.Effects()
 		res, err = cs.CallTool(ctx, lost)
 		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "REPLAYED") ||
-			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "test settled it as applied: in the order list") || api.Effects() != lostOnce {
+			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "settled it as applied: what was checked") || api.Effects() != lostOnce {
 			t.Errorf("call after resolving: %v %+v (effects %d → %d)", err, res, lostOnce, api.Effects())
 		}
 		// Asked for on purpose, the same call goes again.

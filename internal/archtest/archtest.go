@@ -35,7 +35,7 @@ var components = []component{
 	{"", 0}, {"internal/input", 0}, {"internal/version", 0},
 	{"retry", 1},
 	{"transport", 2}, {"journal", 2}, {"ledger", 2}, {"faultserver", 2},
-	{"sqlstore", 3}, {"storetest", 3},
+	{"sqlstore", 3}, {"storetest", 3}, {"internal/output", 3},
 	{"console", 4}, {"internal/command", 4}, {"recall/recording", 4},
 	{"recall", 5}, {"toolgate", 5}, {"internal/shopapi", 5},
 	{"cmd/recall-archive", 6}, {"cmd/toolgate", 6},
@@ -44,7 +44,7 @@ var components = []component{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testdb", "internal/browsertest", "internal/testspecs", "internal/archtest", "internal/doccheck"}
+var testOnly = []string{"internal/testdb", "internal/schematest", "internal/browsertest", "internal/testspecs", "internal/archtest", "internal/doccheck"}
 
 // entryPoints are the packages that only the named importers may import:
 // a product's command line is the program's, its console pages are its

@@ -83,6 +83,9 @@ type Command struct {
 	DB, JSON bool
 	// Flags declares the command's own flags.
 	Flags func(f *pflag.FlagSet)
+	// FlagValues, if set, lists by flag name what the shell may complete
+	// the flag's value with, as [Arg.Complete] does.
+	FlagValues map[string]func(ctx context.Context, r *Run) ([]string, error)
 	// Check, if set, checks what the flags say before Run opens or reads
 	// anything; it returns a usage error ([Usagef]) or nil.
 	Check func(r *Run) error
@@ -102,6 +105,10 @@ type Arg struct {
 	Many bool
 	// Files: the shell completes it with file names.
 	Files bool
+	// Complete, if set, lists what the shell may complete the argument
+	// with (batch names, from the database that --db names); an error
+	// completes nothing.
+	Complete func(ctx context.Context, r *Run) ([]string, error)
 }
 
 // Env is what a program sees of the world.
@@ -244,7 +251,14 @@ func (p *Program) cobra(c *Command, env Env) *cobra.Command {
 			}
 			return c.Run(cc.Context(), r)
 		},
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(cc *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if a := c.arg(len(args)); a != nil && a.Complete != nil {
+				words, err := a.Complete(cc.Context(), r)
+				if err != nil {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return words, cobra.ShellCompDirectiveNoFileComp
+			}
 			return nil, c.complete(len(args))
 		},
 	}
@@ -259,6 +273,17 @@ func (p *Program) cobra(c *Command, env Env) *cobra.Command {
 	if c.Flags != nil {
 		c.Flags(f)
 	}
+	for name, values := range c.FlagValues {
+		cc.RegisterFlagCompletionFunc(name, func(cc *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			words, _ := values(cc.Context(), r) // an error completes nothing
+			return words, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	f.VisitAll(func(fl *pflag.Flag) {
+		if words, ok := fl.Annotations[wordsAnnotation]; ok {
+			cc.RegisterFlagCompletionFunc(fl.Name, cobra.FixedCompletions(words, cobra.ShellCompDirectiveNoFileComp))
+		}
+	})
 	f.BoolP("help", "h", false, "show this help")
 	return cc
 }
@@ -286,6 +311,23 @@ func (c *Command) check(prog string, args []string) error {
 			names[i] = a.Name
 		}
 		return Usagef("unexpected argument %q after %s", args[max], strings.Join(names, " "))
+	}
+	return nil
+}
+
+// wordsAnnotation marks a flag's values for the shell to complete.
+const wordsAnnotation = "rubicon_words"
+
+// CompleteWith has the shell complete the value of the flag name of f
+// with words, such as the providers that --provider takes.
+func CompleteWith(f *pflag.FlagSet, name string, words ...string) {
+	f.SetAnnotation(name, wordsAnnotation, words)
+}
+
+// arg returns the argument at index i, nil past the last.
+func (c *Command) arg(i int) *Arg {
+	if n := len(c.Args); n > 0 && (i < n || c.Args[n-1].Many) {
+		return &c.Args[min(i, n-1)]
 	}
 	return nil
 }

@@ -27,7 +27,12 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the documents' transcripts from what the tests print")
+var update = flag.Bool("update", false, "rewrite the documents' transcripts, and the golden files of the tests that ask Update, from what the program prints")
+
+// Update reports whether the tests were run with -update: for the tests
+// of a package that keep golden files of their own, since one test binary
+// has one flag of that name.
+func Update() bool { return *update }
 
 // Block is a marked fenced block of a document.
 type Block struct {

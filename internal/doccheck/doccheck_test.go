@@ -141,6 +141,9 @@ func TestLinksLead(t *testing.T) {
 			if path != "" {
 				file = filepath.Join(filepath.Dir(file), path)
 			}
+			if st, err := os.Stat(file); err == nil && st.IsDir() {
+				continue // a folder, which a reader browses
+			}
 			linked, err := os.ReadFile(file)
 			if err != nil {
 				t.Errorf("%s: the link %s leads nowhere: %v", f, target, err)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -101,7 +102,7 @@ func plural(n int64, one, many string) string {
 }
 
 func printAdded(w io.Writer, rep recall.AddReport) {
-	fmt.Fprintf(w, "batch %s: %d files added (%d new contents), %d unchanged, %d skipped as not media\n",
-		rep.Batch, rep.Added, rep.NewContents, rep.Unchanged, rep.Skipped)
+	fmt.Fprintf(w, "batch %s: %s added (%s), %d unchanged, %d skipped as not media\n",
+		rep.Batch, output.Plural(rep.Added, "file"), output.Plural(rep.NewContents, "new content"), rep.Unchanged, rep.Skipped)
 	printProblems(w, rep.Problems)
 }

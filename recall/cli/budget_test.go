@@ -46,12 +46,12 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 
 	// Each recording costs $0.0031 to $0.0034: $0.004 pays for one.
 	r := binary(t, bin, env, append(runArgs, "--budget", "0.004")...)
-	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "1 recordings done") || !strings.Contains(r.stdout, "3 refused by budget") ||
+	if r.code != cli.ExitItemProblems || !strings.Contains(r.stdout, "1 recording done") || !strings.Contains(r.stdout, "3 refused by budget") ||
 		!strings.Contains(r.stdout, "needs $0.00") || !strings.Contains(r.stdout, "recall-archive budget bb") || strings.Contains(r.stdout, "retry-failed") {
 		t.Fatalf("run --budget 0.004: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = binary(t, bin, env, runArgs...)
-	if !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "1 recordings done") || len(sb.Charges()) != 1 {
+	if !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "1 recording done") || len(sb.Charges()) != 1 {
 		t.Fatalf("a plain run after run --budget: exit %d, %d charges\n%s%s", r.code, len(sb.Charges()), r.stdout, r.stderr)
 	}
 	if r = binary(t, bin, env, "status", "bb"); !strings.Contains(r.stdout, "budget $0.004000") || !strings.Contains(r.stdout, "3 refused by budget") {

@@ -63,8 +63,8 @@ API, and never pays twice for the same recording.`,
 directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
 postgres:// DSN for several workers on several machines. --db and --json
 may come before the command. Every command takes --json.`,
-		Commands: []*command.Command{addCommand(o), estimateCommand(o), runCommand(o), watchCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
-			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), consoleCommand(o), sandboxCommand()},
+		Commands: []*command.Command{addCommand(o), batchesCommand(o), estimateCommand(o), runCommand(o), watchCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
+			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), removeCommand(o), cacheCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
 			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},
@@ -75,7 +75,7 @@ may come before the command. Every command takes --json.`,
 }
 
 // batchArg is the batch a command works on.
-var batchArg = command.Arg{Name: "BATCH", Help: "the name of the batch"}
+var batchArg = command.Arg{Name: "BATCH", Help: "the name of the batch", Complete: completeBatches}
 
 // archived is a command's work on the archive that --db names, opened
 // for it and closed after. An archive that cannot be written (a read-only

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/cli"
-	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
 
 type result struct {
@@ -217,19 +215,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 // TestAmbiguousExitCodeWithJSON checks that ambiguous exits 3 when there
 // are ambiguous requests, with --json too (it once exited 0 there).
 func TestAmbiguousExitCodeWithJSON(t *testing.T) {
-	dir := t.TempDir()
-	recording(t, filepath.Join(dir, "a.mp3"))
-	sb := sandbox.New(sandbox.Options{Plan: sandbox.Plan{ByRequest: map[int]sandbox.Fault{1: sandbox.ChargeDrop}}})
-	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	defer sb.Close()
-	env := map[string]string{cli.DBEnv: filepath.Join(t.TempDir(), "r.db"), "XDG_CACHE_HOME": t.TempDir()}
-	if r := run(t, env, "add", "b", dir); r.code != cli.ExitOK {
-		t.Fatalf("add: %d %s", r.code, r.stderr)
-	}
-	if r := run(t, env, "run", "b", "--provider-url", srv.URL); r.code != cli.ExitAmbiguous {
-		t.Fatalf("run with a dropped answer: exit %d %s%s", r.code, r.stdout, r.stderr)
-	}
+	env, _ := ambiguousArchive(t)
 	for _, args := range [][]string{{"ambiguous"}, {"ambiguous", "--json"}, {"--json", "ambiguous", "b"}} {
 		r := run(t, env, args...)
 		if r.code != cli.ExitAmbiguous {

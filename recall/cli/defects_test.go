@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -84,12 +85,18 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 		t.Errorf("the exported JSON, times in seconds for a recording of 1 s: %v\n%s", err, data)
 	}
 
-	if r := run(t, env, "--json", "search", "nowhere-to-be-found"); r.code != cli.ExitOK || strings.TrimSpace(r.stdout) != "[]" {
+	r = run(t, env, "--json", "search", "nowhere-to-be-found")
+	schematest.Check(t, "recall-archive/search.json", []byte(r.stdout))
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, `"hits": []`) || !strings.Contains(r.stdout, `"total": 0`) {
 		t.Errorf("--json search without matches: exit %d, %q", r.code, r.stdout)
 	}
 	r = run(t, env, "--json", "search", "sandbox", "--include-sandbox")
-	var hits []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) == 0 || hits[0]["start_seconds"] == nil || hits[0]["end_seconds"] == nil {
+	schematest.Check(t, "recall-archive/search.json", []byte(r.stdout))
+	var res struct {
+		Total int              `json:"total"`
+		Hits  []map[string]any `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Hits) == 0 || res.Total != len(res.Hits) || res.Hits[0]["start_seconds"] == nil {
 		t.Errorf("--json search: %v\n%s", err, r.stdout)
 	}
 }

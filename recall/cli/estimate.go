@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -17,9 +18,9 @@ func estimateCommand(o recall.Options) *command.Command {
 		Flags: pf.register, Run: pf.priced(o, func(ctx context.Context, r *command.Run, a *recall.Archive, pricing recall.Pricing) error {
 			est, err := a.Estimate(ctx, r.Args[0], pricing)
 			return r.Done(est, err, func(w io.Writer) {
-				fmt.Fprintf(w, "batch %s: %d recordings, %s of audio, $%s at $%s a minute (%s/%s)\nnot yet transcribed by %s/%s: %d recordings, %s, $%s\n",
-					est.Batch, est.Contents, est.Duration.Round(time.Second), est.Cost.Decimal(6), pricing.PerMinute.Decimal(6), pf.name, pf.model,
-					pf.name, pf.model, est.RemainingContents, est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6))
+				fmt.Fprintf(w, "batch %s: %s, %s of audio, $%s at $%s a minute (%s/%s)\nnot yet transcribed by %s/%s: %s, %s, $%s\n",
+					est.Batch, output.Plural(est.Contents, "recording"), est.Duration.Round(time.Second), est.Cost.Decimal(6), pricing.PerMinute.Decimal(6), pf.name, pf.model,
+					pf.name, pf.model, output.Plural(est.RemainingContents, "recording"), est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6))
 			})
 		})}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -22,7 +23,13 @@ func exportCommand(o recall.Options) *command.Command {
 	return &command.Command{
 		Name: "export", Args: []command.Arg{batchArg}, Synopsis: "BATCH --out DIR [flags]", DB: true, JSON: true,
 		Summary: "write the batch's transcripts",
-		Help: `Each recording's transcript is the latest that a provider made whole. The
+		Help: `The transcripts keep the folder tree of the batch's files, below the
+deepest folder that holds them all, and are named as players look for
+them: talks/talk.mp3's are talks/talk.srt, talks/talk.vtt and so on. Where
+two files would share a name (talk.mp3 and talk.wav), the first by path
+keeps it and the next has its extension kept: talk.wav.srt.
+
+Each recording's transcript is the latest that a provider made whole. The
 built-in sandbox's placeholder transcripts are written only with
 --include-sandbox, for recordings that no other provider transcribed.`,
 		Flags: func(f *pflag.FlagSet) {
@@ -45,9 +52,9 @@ built-in sandbox's placeholder transcripts are written only with
 		Run: func(ctx context.Context, r *command.Run) error {
 			o.Subtitles = sf.rules
 			return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
-				n, err := a.Export(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
-				return r.Done(map[string]any{"batch": r.Args[0], "recordings": n, "out": out}, err, func(w io.Writer) {
-					fmt.Fprintf(w, "wrote the transcripts of %d recordings to %s\n", n, out)
+				rep, err := a.ExportFiles(ctx, r.Args[0], out, strings.Split(format, ","), sandbox)
+				return r.Done(rep, err, func(w io.Writer) {
+					fmt.Fprintf(w, "wrote the transcripts of %s (%s) to %s\n", output.Plural(rep.Recordings, "recording"), output.Plural(len(rep.Files), "file"), out)
 				})
 			})(ctx, r)
 		},

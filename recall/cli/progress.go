@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 )
@@ -87,8 +88,8 @@ func (d *display) start() (stop func()) {
 	d.refreshMoney()
 	if !d.tty {
 		d.mu.Lock()
-		fmt.Fprintf(d.w, "recall-archive: %d recordings, %d transcribed before, %s of audio to go; %s\n",
-			d.total, d.already, d.audioLeft.Round(time.Second), d.moneyText())
+		fmt.Fprintf(d.w, "recall-archive: %s, %d transcribed before, %s of audio to go; %s\n",
+			output.Plural(d.total, "recording"), d.already, d.audioLeft.Round(time.Second), d.moneyText())
 		d.mu.Unlock()
 		return func() { d.close() }
 	}
@@ -381,7 +382,7 @@ func (d *display) interrupt(timeout, lease time.Duration) {
 	if len(inFlight) == 0 {
 		msg += " No request is in flight.\n"
 	} else {
-		msg += fmt.Sprintf(" Waiting for the %d requests in flight to finish, each within --timeout %s: %s.\n", len(inFlight), timeout, strings.Join(inFlight, ", "))
+		msg += fmt.Sprintf(" Waiting for the %s in flight to finish, each within --timeout %s: %s.\n", output.Plural(len(inFlight), "request"), timeout, strings.Join(inFlight, ", "))
 		msg += fmt.Sprintf("recall-archive: Ctrl-C again ends the run at once: those requests then become ambiguous once --lease %s runs out, and are never sent again.\n", lease)
 	}
 	if d.tty {

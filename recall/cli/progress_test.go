@@ -119,7 +119,7 @@ func TestInterruptSaysWhatItWaitsFor(t *testing.T) {
 	d.step(recall.Progress{SHA256: "b", Path: "b.mp3", Stage: recall.StageWaiting, Chunk: 1, Chunks: 1})
 	out.Reset()
 	d.interrupt(10*time.Minute, 30*time.Second)
-	for _, want := range []string{"interrupted", "Waiting for the 1 requests in flight", `"b.mp3" (waiting for an answer)`, "--timeout 10m0s",
+	for _, want := range []string{"interrupted", "Waiting for the 1 request in flight", `"b.mp3" (waiting for an answer)`, "--timeout 10m0s",
 		"Ctrl-C again ends the run at once", "ambiguous once --lease 30s runs out"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in %q", want, out.String())

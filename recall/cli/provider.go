@@ -84,6 +84,7 @@ func (p *providerFlags) register(f *pflag.FlagSet) {
 // registerPrice declares in f the flags that price a provider's work.
 func (p *providerFlags) registerPrice(f *pflag.FlagSet) {
 	f.StringVar(&p.name, "provider", "sandbox", "the `PROVIDER`: "+providerHelp())
+	command.CompleteWith(f, "provider", provider.Names()...)
 	f.StringVar(&p.model, "model", "", "the `MODEL` (default: the provider's: "+modelHelp()+")")
 	f.StringVar(&p.prices, "prices", "", `a JSON `+"`FILE`"+` of prices over the defaults: {"provider/model": "dollars per minute"} (default: prices.json in the config directory, if there)`)
 }

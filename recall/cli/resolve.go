@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/recording"
@@ -44,7 +45,7 @@ func resolveCommand(o recall.Options) *command.Command {
 				d.Evidence = journal.Evidence{"transcript_file": transcript}
 			}
 			op, err := a.Resolve(ctx, r.Args[0], d)
-			return r.Done(op, err, func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, op.Resolution.By) })
+			return r.Done(output.FromOperation(op), err, func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, op.Resolution.By) })
 		}),
 	}
 }

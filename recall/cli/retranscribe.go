@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -56,8 +57,8 @@ new transcripts.`,
 					return err
 				}
 				if !r.JSON {
-					fmt.Fprintf(r.Stderr, "batch %s: %d of its %d recordings not yet transcribed by %s/%s: %s of audio, $%s at $%s a minute\n",
-						est.Batch, est.RemainingContents, est.Contents, pricing.Provider, pricing.Model,
+					fmt.Fprintf(r.Stderr, "batch %s: %d of its %s not yet transcribed by %s/%s: %s of audio, $%s at $%s a minute\n",
+						est.Batch, est.RemainingContents, output.Plural(est.Contents, "recording"), pricing.Provider, pricing.Model,
 						est.Remaining.Round(time.Second), est.RemainingCost.Decimal(6), pricing.PerMinute.Decimal(6))
 				}
 				if est.RemainingContents == 0 {

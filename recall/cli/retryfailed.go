@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -55,7 +56,7 @@ func printRetried(w io.Writer, rep recall.RetryReport, queueOnly bool) {
 	if queueOnly {
 		then = "run the batch to send them"
 	}
-	fmt.Fprintf(w, "batch %s: %d files and %d requests queued again; %s\n", rep.Batch, rep.Items, rep.Requests, then)
+	fmt.Fprintf(w, "batch %s: %s and %s queued again; %s\n", rep.Batch, output.Plural(rep.Items, "file"), output.Plural(rep.Requests, "request"), then)
 	if len(rep.Left) > 0 {
 		fmt.Fprintf(w, "left alone (%d):\n", len(rep.Left))
 		for _, l := range rep.Left {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
@@ -98,7 +99,8 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out,
+		CacheDir: cacheDir(r)}
 	o.SendLease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
@@ -189,8 +191,8 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 // printRun writes the run's report; again holds the flags that choose the
 // run's provider, for the commands it suggests.
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
-	fmt.Fprintf(w, "batch %s: %d requests paid for in this run; %d recordings done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting",
-		rep.Batch, rep.Paid, rep.Done, rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	fmt.Fprintf(w, "batch %s: %s paid for in this run; %s done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting",
+		rep.Batch, output.Plural(rep.Paid, "request"), output.Plural(rep.Done, "recording"), rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
 	if rep.InFlight > 0 {
 		fmt.Fprintf(w, ", %d in flight (another run's, or a killed run's until its lease ends)", rep.InFlight)
 	}

@@ -185,12 +185,16 @@ func TestRealSpeechThroughTheWholePipeline(t *testing.T) {
 		from, to   float64
 	}{{"harbour", "harbour.mp3", 5, 7}, {"lights", "harbour.mp3", 5, 7.5}, {"recording", "morning.mp3", 0, 2}} {
 		r := run(t, env, "--json", "search", c.word)
-		var hits []struct {
-			Paths []string `json:"paths"`
-			Start float64  `json:"start_seconds"`
-			End   float64  `json:"end_seconds"`
+		var res struct {
+			Hits []struct {
+				Paths []string `json:"paths"`
+				Start float64  `json:"start_seconds"`
+				End   float64  `json:"end_seconds"`
+			} `json:"hits"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil || len(hits) != 1 {
+		err := json.Unmarshal([]byte(r.stdout), &res)
+		hits := res.Hits
+		if err != nil || len(hits) != 1 {
 			t.Errorf("search %s: %v\n%s", c.word, err, r.stdout)
 			continue
 		}

@@ -121,7 +121,7 @@ func TestRunOnATerminal(t *testing.T) {
 	if _, err := term.tty.Write([]byte{3}); err != nil { // Ctrl-C
 		t.Fatal(err)
 	}
-	if took := term.waitFor(t, `interrupted: .*Waiting for the 1 requests in flight`, 5*time.Second); took > time.Second {
+	if took := term.waitFor(t, `interrupted: .*Waiting for the 1 request in flight`, 5*time.Second); took > time.Second {
 		t.Errorf("the interrupt was acknowledged after %v", took)
 	}
 	term.waitFor(t, `Ctrl-C again ends the run at once`, time.Second)
@@ -129,7 +129,7 @@ func TestRunOnATerminal(t *testing.T) {
 		t.Fatalf("an interrupted run with recordings waiting: exit %d, want 130\n%q", code, term.output())
 	}
 	out := term.output()
-	if !strings.Contains(out, "1 recordings done, 0 ambiguous, 0 failed safely") || !strings.Contains(out, "interrupted: run again to go on") {
+	if !strings.Contains(out, "1 recording done, 0 ambiguous, 0 failed safely") || !strings.Contains(out, "interrupted: run again to go on") {
 		t.Fatalf("the interrupted run's report:\n%q", out)
 	}
 	if sb.Requests() != 1 {

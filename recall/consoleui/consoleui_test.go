@@ -259,14 +259,16 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// TestSearchQueries: words are words, whatever punctuation they hold; an
-// empty query shows the form only.
+// TestSearchQueries: the command line's syntax (OR, prefix*), punctuation
+// otherwise no syntax; a query it cannot read is its words; an empty
+// query shows the form only.
 func TestSearchQueries(t *testing.T) {
 	x := newArchive(t, archiveOptions{})
 	for q, want := range map[string]string{
 		"segment":            `2 matches`,
 		`"`:                  `No transcript holds &#34;.`,
-		`segment OR NEAR(x`:  `No transcript holds segment OR NEAR(x.`,
+		`segment OR NEAR(x`:  `2 matches`,
+		`harbour OR NEAR(x`:  `No transcript holds harbour OR NEAR(x.`,
 		"":                   `name="q" value=""`,
 		"[sandbox] segment*": `2 matches`,
 	} {

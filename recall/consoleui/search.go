@@ -36,7 +36,12 @@ type searchData struct {
 func (u *UI) search(w http.ResponseWriter, r *http.Request) {
 	d := searchData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Sandbox: r.URL.Query().Get("sandbox") == "1"}
 	if words := strings.Fields(d.Query); len(words) > 0 {
-		found, err := u.s.SearchMarked(r.Context(), words, maxHits+1, d.Sandbox, markOpen, markClose)
+		// The command line's syntax; a query it cannot read is its words.
+		q, err := store.ParseQuery(d.Query)
+		if err != nil {
+			q = store.Words(words...)
+		}
+		found, _, err := u.s.Find(r.Context(), q, store.Find{Limit: maxHits + 1, Sandbox: d.Sandbox, Open: markOpen, Close: markClose})
 		if err != nil {
 			u.fail(w, r, err)
 			return
@@ -51,7 +56,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) {
 			d.Hits = append(d.Hits, v)
 		}
 		if len(found) == 0 && !d.Sandbox {
-			placeholders, err := u.s.Search(r.Context(), words, 1, true)
+			placeholders, _, err := u.s.Find(r.Context(), q, store.Find{Limit: 1, Sandbox: true})
 			if err != nil {
 				u.fail(w, r, err)
 				return

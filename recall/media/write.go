@@ -235,3 +235,48 @@ func CleanPartials(dir string) (int, error) {
 	}
 	return removed, errors.Join(errs...)
 }
+
+// StaleLock is how long a lock file must have gone without its holder's
+// beat before [CleanLocks] removes it: twice the time after which a
+// waiter takes a writer's work over.
+const StaleLock = 2 * defaultStale
+
+// CleanLocks removes from dir the lock files that no writer holds and
+// that no holder has beaten for StaleLock, and returns how many it
+// removed and their bytes. A writer that opened such a file just before
+// it went finds the file it was to make made, or makes it as its own
+// partial file renamed over it, as a writer that takes the work of a
+// stopped one over does: the content is the same whoever renames last.
+func CleanLocks(dir string) (removed int, bytes int64, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), lockSuffix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		st, err := os.Stat(path)
+		if err != nil || time.Since(st.ModTime()) < StaleLock {
+			continue
+		}
+		unlock, ok, err := tryLock(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue // held
+		}
+		if err := os.Remove(path); err == nil {
+			removed++
+			bytes += st.Size()
+		} else if !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+		unlock()
+	}
+	return removed, bytes, errors.Join(errs...)
+}

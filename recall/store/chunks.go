@@ -109,7 +109,7 @@ func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error)
 				return err
 			}
 			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index) + "/" + who.String(),
-				Evidence: journal.Evidence{"start_s": c.Start.Seconds(), "duration_s": c.Duration.Seconds(), "provider": who.Provider, "model": who.Model}}
+				Evidence: journal.Evidence{"start_seconds": c.Start.Seconds(), "duration_seconds": c.Duration.Seconds(), "provider": who.Provider, "model": who.Model}}
 			if _, _, err := s.j.InsertTx(ctx, tx, op); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,4 +242,44 @@ func (s *Store) AddedPaths(ctx context.Context, batch, sha string) ([]string, er
 // content sha, first recorded first: the file may have changed since.
 func (s *Store) SourcePaths(ctx context.Context, sha string) ([]string, error) {
 	return s.texts(ctx, `SELECT path FROM recall_items WHERE sha256 = $1 ORDER BY added_at`, sha)
+}
+
+// RemoveFiles removes from the batch its files at paths (as added, or as
+// shown), or every file of the batch when paths is empty, and returns
+// those it removed. The contents, their transcripts and the ledger stay:
+// another batch may hold the same recording, and what was paid was paid.
+func (s *Store) RemoveFiles(ctx context.Context, batch string, paths ...string) ([]File, error) {
+	var removed []File
+	err := s.update(ctx, named("removing files of batch "+batch), func(tx *sqlstore.Tx) error {
+		removed = removed[:0]
+		q := tx.SQL()
+		rows, err := q.QueryContext(ctx, `SELECT path, shown_path, COALESCE(sha256, ''), state FROM recall_items WHERE batch = $1 ORDER BY path`, batch)
+		if err != nil {
+			return err
+		}
+		var all []File
+		for rows.Next() {
+			f := File{Batch: batch}
+			if err := rows.Scan(&f.Path, &f.Shown, &f.SHA256, &f.State); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, f := range all {
+			if len(paths) > 0 && !slices.Contains(paths, f.Path) && !slices.Contains(paths, f.Shown) {
+				continue
+			}
+			if _, err := q.ExecContext(ctx, `DELETE FROM recall_items WHERE batch = $1 AND path = $2`, batch, f.Path); err != nil {
+				return err
+			}
+			removed = append(removed, f)
+		}
+		return nil
+	})
+	return removed, err
 }

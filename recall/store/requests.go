@@ -46,6 +46,8 @@ type Request struct {
 	// that hold it.
 	SHA256 string
 	Paths  []string
+	// Batches are the batches that hold those files.
+	Batches []string
 	// SentAt is when the request was committed as sent.
 	SentAt time.Time
 	// Held is what its open hold reserves.
@@ -68,6 +70,9 @@ func (s *Store) Ambiguous(ctx context.Context, batch string) ([]Request, error) 
 		}
 		if batch != "" && len(r.Paths) == 0 {
 			continue
+		}
+		if r.Batches, err = s.texts(ctx, `SELECT DISTINCT batch FROM recall_items WHERE sha256 = $1 AND ($2 = '' OR batch = $2) ORDER BY 1`, r.SHA256, batch); err != nil {
+			return nil, err
 		}
 		if r.SentAt, err = s.sentAt(ctx, op.Key); err != nil {
 			return nil, err

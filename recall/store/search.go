@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"strings"
+	"fmt"
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/recording"
@@ -21,44 +21,83 @@ type Hit struct {
 }
 
 // Search finds every transcript segment that holds all of words, in any
-// order, best first, at most limit of them: with FTS5 on SQLite, a
-// tsvector on PostgreSQL. The sandbox's placeholder transcripts are
-// searched only with sandbox.
+// order, best first, at most limit of them ([Store.Find] with [Words]).
 func (s *Store) Search(ctx context.Context, words []string, limit int, sandbox bool) ([]Hit, error) {
-	return s.SearchMarked(ctx, words, limit, sandbox, "[", "]")
+	hits, _, err := s.Find(ctx, Words(words...), Find{Limit: limit, Sandbox: sandbox})
+	return hits, err
 }
 
 // SearchMarked is Search with the matches in the snippets between open
 // and close, such as characters that a transcript does not hold, for a
 // page that marks them up. Neither may hold a double quote.
 func (s *Store) SearchMarked(ctx context.Context, words []string, limit int, sandbox bool, open, close string) ([]Hit, error) {
+	hits, _, err := s.Find(ctx, Words(words...), Find{Limit: limit, Sandbox: sandbox, Open: open, Close: close})
+	return hits, err
+}
+
+// Find says where and how a search looks.
+type Find struct {
+	// Batch, if set, keeps the search to the recordings of the batch's
+	// added files.
+	Batch string
+	// Limit caps the hits returned; the total counts them all.
+	Limit int
+	// Sandbox: the sandbox's placeholder transcripts are searched too.
+	Sandbox bool
+	// Open and Close mark the matches in the snippets; "[" and "]" when
+	// empty. Neither may hold a double quote.
+	Open, Close string
+}
+
+// Find returns the transcript segments that match q, best first, at most
+// f.Limit of them, and how many match in all: with FTS5 on SQLite, a
+// tsvector on PostgreSQL.
+func (s *Store) Find(ctx context.Context, q Query, f Find) (hits []Hit, total int, err error) {
 	skip := recording.Sandbox
-	if sandbox {
+	if f.Sandbox {
 		skip = ""
 	}
-	var q string
-	var args []any
-	if s.db.Backend() == "postgres" {
-		q = `SELECT sha256, provider, model, start_us, end_us,
-				ts_headline('simple', text, plainto_tsquery('simple', $1), $3 || ', MaxWords=18, MinWords=6')
-			FROM recall_search WHERE tsv @@ plainto_tsquery('simple', $1) AND provider <> $4
-			ORDER BY ts_rank(tsv, plainto_tsquery('simple', $1)) DESC, sha256, start_us LIMIT $2`
-		args = []any{strings.Join(words, " "), limit, `StartSel="` + open + `", StopSel="` + close + `"`, skip}
-	} else {
-		// Each word a quoted FTS5 string: the user's punctuation is never
-		// read as query syntax.
-		quoted := make([]string, len(words))
-		for i, w := range words {
-			quoted[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		}
-		q = `SELECT sha256, provider, model, start_us, end_us, snippet(recall_search, 6, $3, $4, '…', 12)
-			FROM recall_search WHERE recall_search MATCH $1 AND provider <> $5 ORDER BY rank, sha256, start_us LIMIT $2`
-		args = []any{strings.Join(quoted, " "), limit, open, close, skip}
+	if f.Open == "" && f.Close == "" {
+		f.Open, f.Close = "[", "]"
 	}
-	return list(ctx, s, func(rows *sql.Rows) (h Hit, err error) {
+	// The parameters: $1 the provider left out, $2 the batch, then the
+	// query's; the select alone adds the marks and the limit.
+	args := []any{skip, f.Batch}
+	var match, order string
+	var marks []string // postgres: the headline and its options
+	if s.db.Backend() == "postgres" {
+		expr, qargs := q.tsquery(3)
+		args = append(args, qargs...)
+		match = `FROM recall_search, (SELECT ` + expr + ` AS q) AS query WHERE tsv @@ query.q`
+		order = ` ORDER BY ts_rank(tsv, query.q) DESC, sha256, start_us`
+		marks = []string{`ts_headline('simple', text, query.q, $%d)`, `StartSel="` + f.Open + `", StopSel="` + f.Close + `", MaxWords=18, MinWords=6`}
+	} else {
+		args = append(args, q.fts5())
+		match = `FROM recall_search WHERE recall_search MATCH $3`
+		order = ` ORDER BY rank, sha256, start_us`
+	}
+	match += ` AND provider <> $1 AND ($2 = '' OR sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $2 AND state = '` + recording.Added + `'))`
+	counted, err := list(ctx, s, func(rows *sql.Rows) (n int, err error) {
+		err = rows.Scan(&n)
+		return n, err
+	}, `SELECT count(*) `+match, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var sel string
+	if s.db.Backend() == "postgres" {
+		sel = fmt.Sprintf(marks[0], len(args)+1)
+		args = append(args, marks[1])
+	} else {
+		sel = fmt.Sprintf(`snippet(recall_search, 6, $%d, $%d, '…', 12)`, len(args)+1, len(args)+2)
+		args = append(args, f.Open, f.Close)
+	}
+	args = append(args, f.Limit)
+	hits, err = list(ctx, s, func(rows *sql.Rows) (h Hit, err error) {
 		var start, end int64
 		err = rows.Scan(&h.SHA256, &h.Provider, &h.Model, &start, &end, &h.Snippet)
 		h.Start, h.End = fromMicros(start), fromMicros(end)
 		return h, err
-	}, q, args...)
+	}, `SELECT sha256, provider, model, start_us, end_us, `+sel+` `+match+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
+	return hits, counted[0], err
 }

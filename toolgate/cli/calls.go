@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/toolgate"
 )
@@ -38,7 +39,7 @@ func callsCommand() *command.Command {
 			if err != nil {
 				return err
 			}
-			r.Show(ops, func(w io.Writer) { printCalls(w, ops) })
+			r.Show(output.FromOperations(ops, "arguments"), func(w io.Writer) { printCalls(w, ops) })
 			return nil
 		},
 	}
@@ -60,5 +61,5 @@ func printCalls(w io.Writer, ops []journal.Operation) {
 			op.Created.Local().Format(time.DateTime), op.LastError)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nCheck the upstream, then: toolgate resolve KEY (--applied | --not-applied) --note WHAT-YOU-CHECKED")
+	fmt.Fprintln(w, "\nCheck the upstream, then settle each call with what you found:\n  toolgate resolve KEY --applied --note \"what you checked\"\n  toolgate resolve KEY --not-applied --note \"what you checked\"")
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/toolgate/cli"
 )
 
@@ -47,6 +48,7 @@ func TestInspectJSONWithConfig(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	schematest.Check(t, "toolgate/inspect.json", []byte(out))
 	var got struct {
 		Summary struct {
 			Exposed  int      `json:"exposed"`
@@ -134,7 +136,7 @@ func TestInspectReviewAndRules(t *testing.T) {
 	for _, want := range []string{
 		"REVIEW", "review", `REVIEW: its description speaks of "delete", its name does not: is it more than a write?`,
 		"hidden by defaults.expose: read (a write tool)", "exposed by defaults.expose: read",
-		"review first: 1 tools where the evidence about the class disagrees: updateGist",
+		"review first: 1 tool where the evidence about the class disagrees: updateGist",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, out)
@@ -314,4 +316,14 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	if _, h, _ := run("help", "resolve"); !strings.Contains(h, "Say exactly one of --applied and --not-applied, and with --note what you") {
 		t.Errorf("help resolve does not state the rule:\n%s", h)
 	}
+}
+
+// TestVersionJSON checks version --json against the schema both programs
+// share.
+func TestVersionJSON(t *testing.T) {
+	code, out, errOut := run("version", "--json")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	schematest.Check(t, "version.json", []byte(out))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/toolgate"
 )
 
@@ -70,13 +71,13 @@ func printInspect(w io.Writer, rows []toolgate.Row, sum toolgate.Summary) {
 	if sum.Confirm > 0 {
 		confirmed = fmt.Sprintf("; %d confirmed by a person call by call", sum.Confirm)
 	}
-	fmt.Fprintf(w, "\n%d tools: %s; %d exposed (%s%s)\n", sum.Tools, classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
+	fmt.Fprintf(w, "\n%s: %s; %d exposed (%s%s)\n", output.Plural(sum.Tools, "tool"), classCounts(sum.ByClass), sum.Exposed, classCounts(sum.ExposedByClass), confirmed)
 	if len(sum.Review) > 0 {
-		fmt.Fprintf(w, "review first: %d tools where the evidence about the class disagrees: %s\n", len(sum.Review), strings.Join(sum.Review, ", "))
+		fmt.Fprintf(w, "review first: %s where the evidence about the class disagrees: %s\n", output.Plural(len(sum.Review), "tool"), strings.Join(sum.Review, ", "))
 	}
 	pages := ""
 	if sum.ListPages > 1 {
-		pages = fmt.Sprintf(", in %d pages (the largest %d bytes)", sum.ListPages, sum.LargestPage)
+		pages = fmt.Sprintf(", in %s (the largest %d bytes)", output.Plural(sum.ListPages, "page"), sum.LargestPage)
 	}
 	fmt.Fprintf(w, "tools/list: %d bytes, about %d tokens%s (a token per 4 bytes); in search mode %d bytes, about %d tokens\n",
 		sum.ListBytes, sum.ListTokens, pages, sum.SearchListBytes, sum.SearchListBytes/4)

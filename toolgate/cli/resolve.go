@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 )
 
@@ -37,7 +38,7 @@ func resolveCommand() *command.Command {
 			if err != nil {
 				return resolveError(r.Args[0], err)
 			}
-			r.Show(op, func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, res.By) })
+			r.Show(output.FromOperation(op, "arguments"), func(w io.Writer) { fmt.Fprintf(w, "%s resolved as %s by %s\n", op.Key, op.State, res.By) })
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rubicon-go/rubicon"
 	"github.com/rubicon-go/rubicon/console"
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
@@ -126,7 +127,7 @@ func serve(ctx context.Context, r *command.Run, sf serveFlags) error {
 	}
 	g := &toolgate.Gateway{Server: srv, Caller: caller, Log: func(line string) { r.Logf("%s", line) }}
 	exposed := len(cat.Exposed())
-	summary := fmt.Sprintf("%d tools (%d hidden) for %s", exposed, len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
+	summary := fmt.Sprintf("%s (%d hidden) for %s", output.Plural(exposed, "tool"), len(cat.Tools)-exposed, rubicon.RedactURL(caller.Base()))
 	if mode == config.ModeSearch {
 		summary += fmt.Sprintf(" in search mode (%s, %s and %s)", toolgate.SearchTool, toolgate.DescribeTool, toolgate.CallTool)
 	}
