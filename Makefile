@@ -101,7 +101,7 @@ behaviour:
 ## screenshots: the console's pages, as the browser tests see them, saved
 ## to docs/console for the README.
 screenshots:
-	TOOLGATE_E2E=require TOOLGATE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestBrowser' ./toolgate/consoleui ./recall/consoleui
+	RUBICON_TEST_REQUIRE=chromium TOOLGATE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestBrowser' ./toolgate/consoleui ./recall/consoleui
 
 ## demo: the quick start's first command.
 demo:

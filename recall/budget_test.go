@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
@@ -79,7 +80,7 @@ func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"two.wav": 2 * time.Second, "ten.mp3": 10 * time.Second, "long.mp3": 59 * time.Second})
 	long := filepath.Join(t.TempDir(), "long.mp3")
-	ffmpeg(t, long, "-f", "lavfi", "-i", "sine=frequency=300:duration=68", "-b:a", "128k")
+	testkit.Tone(t, long, 300, 68*time.Second, "-b:a", "128k")
 	data, err := os.ReadFile(long)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -33,7 +34,7 @@ func TestProgressStepsAndInterruptedConversion(t *testing.T) {
 	}
 
 	w = newWorld(t, "", nil)
-	ffmpeg(t, filepath.Join(w.dir, "long.mp3"), "-f", "lavfi", "-i", "sine=frequency=300:duration=300", "-ac", "1")
+	testkit.Tone(t, filepath.Join(w.dir, "long.mp3"), 300, 300*time.Second, "-ac", "1")
 	if _, err := w.a.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
@@ -49,7 +50,7 @@ func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *w
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), out: t.TempDir(), cache: t.TempDir(), dbPath: filepath.Join(t.TempDir(), "recall.db")}
 	for name, d := range recordings {
-		ffmpeg(t, filepath.Join(w.dir, name), "-f", "lavfi", "-i", "sine=frequency=300:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "1")
+		testkit.Tone(t, filepath.Join(w.dir, name), 300, d, "-ac", "1")
 	}
 	var err error
 	// The database's clock, which the tests move past leases.
@@ -349,7 +350,7 @@ func TestResolveThenRetry(t *testing.T) {
 // them and a run transcribes them.
 func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
 	w := newWorld(t, "", nil)
-	ffmpeg(t, filepath.Join(w.dir, "late.mp3"), "-f", "lavfi", "-i", "sine=duration=2")
+	testkit.Tone(t, filepath.Join(w.dir, "late.mp3"), 440, 2*time.Second)
 	broken, err := recall.Open(context.Background(), w.dbPath, recall.Options{Tools: media.Tools{FFprobe: "rubicon-no-such-ffprobe"}})
 	if err != nil {
 		t.Fatal(err)

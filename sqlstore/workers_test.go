@@ -69,7 +69,7 @@ func TestHoldsFromManyProcessesNeverExceedTheLimit(t *testing.T) {
 		}
 		var ps []proc
 		for i := range procs {
-			cmd, out, err := runHolder(workerConfig{DSN: dsn, Name: fmt.Sprintf("p%d", i), Mode: "hold"})
+			cmd, out, err := runHolder(t, workerConfig{DSN: dsn, Name: fmt.Sprintf("p%d", i), Mode: "hold"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,7 @@ func TestClientConfigStartsTheServerFromAnywhere(t *testing.T) {
 	for _, client := range []string{"claude-desktop", "claude-code", "vscode", "cursor"} {
 		t.Run(client, func(t *testing.T) {
 			journal := "journal-" + client + ".db"
-			cmd := exec.Command(binary, "client-config", "openapi.yaml", "--config", "toolgate.yaml", "--upstream", base, "--client", client, "--db", journal)
+			cmd := exec.Command(binary(t), "client-config", "openapi.yaml", "--config", "toolgate.yaml", "--upstream", base, "--client", client, "--db", journal)
 			cmd.Dir = here
 			cmd.Env = append(os.Environ(), "SHOP_TOKEN=sk-live-do-not-print")
 			out, err := cmd.Output()

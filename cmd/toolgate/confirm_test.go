@@ -56,7 +56,7 @@ func TestTypeScriptClientConfirms(t *testing.T) {
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
-		r := elicitClient(t, mode, "decline,cancel,unticked,accept", "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
+		r := elicitClient(t, mode, "decline,cancel,unticked,accept", "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
 			"--config", confirmConfig(t), "--upstream", base, "--db", db)
 
 		if r.Tool == nil || r.Tool.Annotations.DestructiveHint == nil || !*r.Tool.Annotations.DestructiveHint ||
@@ -102,7 +102,7 @@ func TestTypeScriptClientConfirms(t *testing.T) {
 func TestTypeScriptClientWithoutElicitation(t *testing.T) {
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
-		r := elicitClient(t, mode, "none", "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
+		r := elicitClient(t, mode, "none", "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
 			"--config", confirmConfig(t), "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
 		want := "NOT SENT: refundOrder needs a person's confirmation through MCP elicitation (a form), which this client does not support. Nothing was sent."
 		if len(r.Calls) != 1 || !r.Calls[0].IsError || !strings.HasPrefix(r.Calls[0].Text, want) || r.Calls[0].Asked != nil {

@@ -30,7 +30,7 @@ func TestInterruptWhileLoading(t *testing.T) {
 		{[]string{"inspect", doc}, os.Interrupt},
 		{[]string{"serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "journal.db")}, syscall.SIGTERM},
 	} {
-		cmd := exec.Command(binary, c.args...)
+		cmd := exec.Command(binary(t), c.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		stdin, err := cmd.StdinPipe() // kept open: serve must not stop for want of input

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,29 +19,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/rubicon-go/rubicon/internal/shopapi"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
-
-// The tests run the real command, built once.
-var binary string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(noopServerEnv) != "" {
 		noopServer()
 		return
 	}
-	dir, err := os.MkdirTemp("", "toolgate-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "toolgate")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build toolgate: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.Main(m)
+}
+
+// binary is the real command, which the tests run, built once.
+func binary(tb testing.TB) string {
+	tb.Helper()
+	return testkit.Binary(tb, "cmd/toolgate")
 }
 
 const shopSpec = "../../examples/shop/openapi.yaml"
@@ -104,7 +95,7 @@ func upstream(t testing.TB) (*shopapi.API, string) {
 // serveHTTP starts toolgate serve --http and returns its endpoint.
 func serveHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", shopSpec, "--config", noCredentials}, args...)...)
+	cmd := exec.Command(binary(t), append([]string{"serve", shopSpec, "--config", noCredentials}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -235,7 +226,7 @@ func TestTypeScriptClientOverStdio(t *testing.T) {
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
-		s := typescript(t, modeEnv(mode, nil), "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+		s := typescript(t, modeEnv(mode, nil), "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 		checkSession(t, s, api)
 		calls := run(t, "calls", "--db", db)
 		if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
@@ -265,7 +256,7 @@ func TestTypeScriptClientWithToken(t *testing.T) {
 func run(t *testing.T, args ...string) string {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -281,7 +272,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		ctx := context.Background()
 		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		connect := func() *mcp.ClientSession {
-			cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+			cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -309,7 +300,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		}
 		// Not applied waits for the lease the call was sent under, and says
 		// so; the order is in the list: applied.
-		early := exec.Command(binary, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db)
+		early := exec.Command(binary(t), "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db)
 		if out, err := early.CombinedOutput(); err == nil || !strings.Contains(string(out), "resolve it as not applied after then") {
 			t.Errorf("resolve --not-applied within the call's lease: %v\n%s", err, out)
 		}
@@ -398,7 +389,7 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 		"*":                       "name each origin",
 		"https://app.example/x/y": "give a scheme and a host, and nothing more",
 	} {
-		cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
+		cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
 			"--db", filepath.Join(t.TempDir(), "j.db"), "--allow-origin", origin)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) {
@@ -408,13 +399,13 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 }
 
 func TestHTTPBeyondLoopbackNeedsAToken(t *testing.T) {
-	cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=")
 	out, err := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "TOOLGATE_TOKEN") {
 		t.Errorf("exit %d: %s", code, out)
 	}
-	cmd = exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd = exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=short")
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "shorter than 16") || strings.Contains(string(out), "short\n") {

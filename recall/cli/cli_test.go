@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -32,11 +33,7 @@ func run(t *testing.T, env map[string]string, args ...string) result {
 
 func recording(t *testing.T, path string) {
 	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", path)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, b)
-	}
+	testkit.Tone(t, path, 440, time.Second)
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -112,10 +109,7 @@ func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
 
 // TestBinaryExitCodes runs the real program.
 func TestBinaryExitCodes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	db := filepath.Join(t.TempDir(), "r.db")
@@ -128,14 +122,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{[]string{"--db", db, "status", "c"}, cli.ExitFailure},
 		{[]string{"bogus"}, cli.ExitUsage},
 	} {
-		err := exec.Command(bin, tt.args...).Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != tt.code {
+		if _, _, code := testkit.Run(t, exec.Command(bin, tt.args...)); code != tt.code {
 			t.Errorf("%q: exit %d, want %d", tt.args, code, tt.code)
 		}
 	}
@@ -144,21 +131,11 @@ func TestBinaryExitCodes(t *testing.T) {
 // TestSandboxCommand runs the standalone sandbox: it refuses connections
 // for a while, then answers and keeps its charges.
 func TestSandboxCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "sandbox", "--addr", addr, "--refuse-for", "500ms", "--faults", "1:503")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	}()
+	sandbox := testkit.Start(t, exec.Command(bin, "sandbox", "--addr", addr, "--refuse-for", "500ms", "--faults", "1:503"))
 	if _, err := http.Get("http://" + addr + "/v1/sandbox/charges"); err == nil {
 		t.Fatal("the sandbox answered during its refusal")
 	}
@@ -170,7 +147,7 @@ func TestSandboxCommand(t *testing.T) {
 		}
 	}
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("the sandbox never came up: %v", err)
+		t.Fatalf("the sandbox never came up: %v\n%s", err, sandbox.Stderr())
 	}
 	resp.Body.Close()
 	if r := run(t, nil, "sandbox", "--faults", "9:explode"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "explode") {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -19,7 +21,7 @@ import (
 func TestRefusedKeyStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 3 {
-		tone(t, filepath.Join(dir, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 1)
+		testkit.Tone(t, filepath.Join(dir, fmt.Sprintf("r%d.mp3", i)), 300+100*i, time.Second)
 	}
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

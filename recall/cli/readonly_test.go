@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/store"
@@ -22,9 +23,9 @@ import (
 // placeholders would answer says so.
 func TestRunTellsTheBatchAsItStands(t *testing.T) {
 	dir := t.TempDir()
-	tone(t, filepath.Join(dir, "gone.mp3"), 331, 2)
-	tone(t, filepath.Join(dir, "held.mp3"), 449, 2)
-	tone(t, filepath.Join(dir, "kept.mp3"), 563, 2)
+	testkit.Tone(t, filepath.Join(dir, "gone.mp3"), 331, 2*time.Second)
+	testkit.Tone(t, filepath.Join(dir, "held.mp3"), 449, 2*time.Second)
+	testkit.Tone(t, filepath.Join(dir, "kept.mp3"), 563, 2*time.Second)
 	db := filepath.Join(t.TempDir(), "r.db")
 	env := map[string]string{cli.DBEnv: db, "XDG_CACHE_HOME": t.TempDir()}
 	if r := run(t, env, "add", "b", dir); r.code != cli.ExitOK {
@@ -83,9 +84,9 @@ func TestRunTellsTheBatchAsItStands(t *testing.T) {
 // archive in a read-only directory: every command that only reads it
 // answers; one that would change it fails, saying it is read-only.
 func TestReadOnlyArchiveAnswersReads(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
-	tone(t, filepath.Join(dir, "a.mp3"), 300, 1)
+	testkit.Tone(t, filepath.Join(dir, "a.mp3"), 300, time.Second)
 	home := t.TempDir()
 	db := filepath.Join(home, "r.db")
 	env := map[string]string{cli.DBEnv: db, "XDG_CACHE_HOME": t.TempDir()}

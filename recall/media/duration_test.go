@@ -3,11 +3,11 @@ package media_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/media"
 )
 
@@ -20,9 +20,7 @@ func TestAudioDurationAndProxyFrames(t *testing.T) {
 	var tools media.Tools
 	dir := t.TempDir()
 	long := filepath.Join(dir, "long.mp3")
-	if out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=68", "-b:a", "128k", long).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, out)
-	}
+	testkit.Tone(t, long, 440, 68*time.Second, "-b:a", "128k")
 	data, err := os.ReadFile(long)
 	if err != nil {
 		t.Fatal(err)

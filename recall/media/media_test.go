@@ -5,23 +5,19 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/media"
 )
 
 func source(t *testing.T, d time.Duration) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "src.wav")
-	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
-		"sine=frequency=500:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "2", "-ar", "44100", p).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, out)
-	}
+	testkit.Tone(t, p, 500, d, "-ac", "2", "-ar", "44100")
 	return p
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
@@ -136,13 +137,7 @@ func TestECMAScriptPatterns(t *testing.T) {
 // of the corpus, against new RegExp(p, "u") in Node.js: what ajv does
 // with a schema's pattern.
 func TestECMAScriptPatternsAgreeWithNode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			t.Fatal("node is missing")
-		}
-		t.Skip("node is not installed")
-	}
+	node := testkit.Require(t, testkit.Node)
 	var patterns []string
 	for _, c := range ecmaPatterns {
 		patterns = append(patterns, c.pattern)
