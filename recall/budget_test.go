@@ -26,6 +26,7 @@ var sandboxPricing = recall.Pricing{Provider: "sandbox", Model: "whisper-1", Per
 // budget refused is not a failure that retry-failed queues, and goes
 // through once the budget is raised.
 func TestBudgetStaysWithTheBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	recs := map[string]time.Duration{}
 	for i := range 4 {
@@ -77,6 +78,7 @@ func TestBudgetStaysWithTheBatch(t *testing.T) {
 // request, a 2 s file included): a budget equal to it transcribes the
 // whole batch, and it is what the provider charges.
 func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"two.wav": 2 * time.Second, "ten.mp3": 10 * time.Second, "long.mp3": 59 * time.Second})
 	long := filepath.Join(t.TempDir(), "long.mp3")
@@ -112,6 +114,7 @@ func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
 
 // TestBillingRoundsEachRequest: per started increment, with a minimum.
 func TestBillingRoundsEachRequest(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		b    recall.Billing
 		d    time.Duration
@@ -136,6 +139,7 @@ func TestBillingRoundsEachRequest(t *testing.T) {
 // the budget nor as spent, so the real run transcribes all three, and the
 // money says what each provider was paid, the sandbox's apart.
 func TestSandboxMoneyMeetsNoBudget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 10 * time.Second, "b.mp3": 11 * time.Second, "c.mp3": 12 * time.Second})
 	est, err := w.a.Estimate(ctx, "b", paidPricing)

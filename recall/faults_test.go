@@ -25,7 +25,8 @@ import (
 // stopped), while another run on the same database (another archive,
 // another journal: another process) goes on, and count the charges at a
 // sandbox on loopback. Every request gets faultTimeout and is sent under
-// faultLease.
+// faultLease, on the real clock: these tests do not run in parallel with
+// the others, whose load could delay a run past a lease.
 const (
 	faultTimeout = 2 * time.Second
 	faultLease   = 2100 * time.Millisecond

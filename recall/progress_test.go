@@ -17,6 +17,7 @@ import (
 // the content waits for the next run, and is not failed (it once was,
 // with ffmpeg's "signal: killed" as the reason).
 func TestProgressStepsAndInterruptedConversion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	var mu sync.Mutex
 	var stages []recall.Stage

@@ -59,6 +59,7 @@ func openArchive(t testing.TB, opts recall.Options) *recall.Archive {
 }
 
 func TestAddRecordsMediaOncePerContent(t *testing.T) {
+	t.Parallel()
 	dir := folder(t)
 	a := openArchive(t, recall.Options{})
 	ctx := context.Background()
@@ -118,6 +119,7 @@ func TestAddRecordsMediaOncePerContent(t *testing.T) {
 // TestAddWithoutFFmpeg: a missing ffprobe is a failure before any paid
 // request, recorded per item; once ffmpeg is there, the items go through.
 func TestAddWithoutFFmpeg(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Tone(t, filepath.Join(dir, "speech.mp3"), 440, 1*time.Second)
 	ctx := context.Background()
@@ -149,6 +151,7 @@ func TestAddWithoutFFmpeg(t *testing.T) {
 }
 
 func TestAddRefusesBadBatchNames(t *testing.T) {
+	t.Parallel()
 	a := openArchive(t, recall.Options{})
 	for _, name := range []string{"", "a/b", " padded", "line\nbreak"} {
 		if _, err := a.Add(context.Background(), name, []string{t.TempDir()}, recall.AddOptions{}); err == nil {
@@ -161,6 +164,7 @@ func TestAddRefusesBadBatchNames(t *testing.T) {
 }
 
 func TestUnreadableFileIsAFailureThatCanBeRetried(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("file permissions do not bind root")
 	}
@@ -175,6 +179,7 @@ func TestUnreadableFileIsAFailureThatCanBeRetried(t *testing.T) {
 }
 
 func TestHashFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := make([]byte, 3<<20+17)
 	rand.Read(data)

@@ -21,7 +21,10 @@ func backends() []backend { return testdb.Backends() }
 // forEach runs fn as a subtest for each backend.
 func forEach(t *testing.T, fn func(t *testing.T, b backend)) {
 	for _, b := range backends() {
-		t.Run(b.Name, func(t *testing.T) { fn(t, b) })
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b)
+		})
 	}
 }
 

@@ -302,6 +302,7 @@ func toolgateServe(spec, mode string) func(*testing.B, string) *exec.Cmd {
 }
 
 func TestColdStartHarness(t *testing.T) {
+	t.Parallel()
 	l := firstList(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"))
 	if l.first <= 0 || l.all < l.first || l.tools != 4 || l.pages != 1 || l.bytes < 1000 || l.largestTool < 100 || l.peak < 1<<20 {
 		t.Errorf("%+v", l)

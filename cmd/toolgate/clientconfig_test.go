@@ -35,6 +35,7 @@ var placeholder = regexp.MustCompile(`^(\$\{(input:|env:)?[A-Za-z0-9_-]+\}|<[^>]
 // asked for and never printed, and the journal is the one the shell that
 // printed the entry uses.
 func TestClientConfigStartsTheServerFromAnywhere(t *testing.T) {
+	t.Parallel()
 	api, base := upstream(t)
 	here := t.TempDir()
 	for _, f := range []string{"openapi.yaml"} {

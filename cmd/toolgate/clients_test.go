@@ -74,6 +74,7 @@ func runNode(t *testing.T, n nodeEnv, env []string, args ...string) []byte {
 // The MCP Inspector's command line lists toolgate's tools, over stdio and
 // over Streamable HTTP.
 func TestInspectorListsTools(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	_, base := upstream(t)
 	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
@@ -103,6 +104,7 @@ func TestInspectorListsTools(t *testing.T) {
 // pod whose container has a name that is not a string is refused, by the
 // whole schema, deeper than the listed one goes, and nothing is sent.
 func TestInspectorOnKubernetes(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	doc := testspecs.Corpus(t, "k8s-swagger.json")
 	up := newRecorder(t)

@@ -53,6 +53,7 @@ func confirmConfig(t *testing.T) string {
 // that order: only the last reaches the upstream, and the journal keeps
 // only that one.
 func TestTypeScriptClientConfirms(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
@@ -100,6 +101,7 @@ func TestTypeScriptClientConfirms(t *testing.T) {
 // TestTypeScriptClientWithoutElicitation checks that a client that does
 // not declare elicitation is refused plainly, and nothing is sent.
 func TestTypeScriptClientWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		r := elicitClient(t, mode, "none", "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
@@ -117,6 +119,7 @@ func TestTypeScriptClientWithoutElicitation(t *testing.T) {
 // TestTypeScriptClientConfirmsOverHTTP asks the person over Streamable
 // HTTP, where the question travels on the call's own stream.
 func TestTypeScriptClientConfirmsOverHTTP(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--mode", mode, "--config", confirmConfig(t), "--upstream", base,

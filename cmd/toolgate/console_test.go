@@ -16,6 +16,7 @@ import (
 // TestConsoleCommand runs toolgate console as the README does and reads
 // its pages and metrics; an interrupt ends it cleanly.
 func TestConsoleCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "shop.yaml")
 	data, err := os.ReadFile("../../examples/shop/toolgate.yaml")

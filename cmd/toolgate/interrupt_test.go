@@ -17,6 +17,7 @@ import (
 // SIGINT or SIGTERM while a large document loads stops toolgate inspect
 // and toolgate serve at once, with a message and exit code 130.
 func TestInterruptWhileLoading(t *testing.T) {
+	t.Parallel()
 	// JSON is YAML; a comment first makes toolgate read it as YAML, which
 	// takes seconds at this size.
 	doc := filepath.Join(t.TempDir(), "large.yaml")

@@ -223,6 +223,7 @@ func typescript(t *testing.T, env []string, args ...string) session {
 }
 
 func TestTypeScriptClientOverStdio(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
@@ -236,6 +237,7 @@ func TestTypeScriptClientOverStdio(t *testing.T) {
 }
 
 func TestTypeScriptClientOverHTTP(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--mode", mode, "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
@@ -244,6 +246,7 @@ func TestTypeScriptClientOverHTTP(t *testing.T) {
 }
 
 func TestTypeScriptClientWithToken(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		token := []string{"TOOLGATE_TOKEN=0123456789abcdef0123"}
@@ -266,6 +269,7 @@ func run(t *testing.T, args ...string) string {
 }
 
 func TestGoClientOverStdioAndResolve(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
@@ -318,6 +322,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 }
 
 func TestHTTPRefusesForeignOriginsAndMissingTokens(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
 	token := "0123456789abcdef0123"
 	url := serveHTTP(t, []string{"TOOLGATE_TOKEN=" + token}, "--http", "127.0.0.1:0", "--upstream", base,
@@ -384,6 +389,7 @@ func postInitialize(t *testing.T, url string, header map[string]string) (*http.R
 }
 
 func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
+	t.Parallel()
 	for origin, says := range map[string]string{
 		"null":                    "every local file, sandboxed frame and redirected request",
 		"*":                       "name each origin",
@@ -399,6 +405,7 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 }
 
 func TestHTTPBeyondLoopbackNeedsAToken(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=")
 	out, err := cmd.CombinedOutput()

@@ -54,6 +54,7 @@ func largeAPI(t *testing.T, name string, n nodeEnv) string {
 // and calls operations through call_operation: one that reaches the
 // upstream, and one without its required arguments, which sends nothing.
 func TestTypeScriptClientInSearchMode(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "18", "@modelcontextprotocol/sdk")
 	for _, api := range largeAPIs {
 		t.Run(api.name, func(t *testing.T) {
@@ -103,6 +104,7 @@ func TestTypeScriptClientInSearchMode(t *testing.T) {
 // through call_operation, an operation that reaches the upstream, which
 // answers it (the inspector fails on an error result).
 func TestInspectorInSearchMode(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	for _, api := range largeAPIs {
@@ -158,6 +160,7 @@ func TestInspectorInSearchMode(t *testing.T) {
 // and the example API in tools mode, and says which on start, with the
 // figures that decided.
 func TestServeAutoMode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		spec, says string

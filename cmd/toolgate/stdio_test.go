@@ -54,6 +54,7 @@ func byID(rs []reply) map[string]reply {
 }
 
 func TestStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
 	cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	stdin, err := cmd.StdinPipe()
@@ -127,6 +128,7 @@ func TestStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
 }
 
 func TestStdioAnswersEveryRequestReadBeforeTheInputEnds(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
 	db := filepath.Join(t.TempDir(), "j.db")
 	input := strings.Join([]string{

@@ -29,6 +29,7 @@ const ScreenshotsEnv = "TOOLGATE_SCREENSHOTS"
 // action has 60 s.
 func New(t testing.TB) context.Context {
 	t.Helper()
+	testkit.Long(t)
 	path := testkit.Require(t, testkit.Chromium, "chromium", "chromium-browser", "google-chrome")
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),

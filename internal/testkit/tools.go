@@ -98,3 +98,13 @@ func RequireFile(t testing.TB, tool Tool, path string) {
 		Missing(t, tool, path+" is not there")
 	}
 }
+
+// Long marks t as one of the long real-process suites: random SIGKILLs,
+// concurrent runs, many worker processes, browsers, Node clients. go test
+// -short, the quick loop of make check, skips them; make test runs them.
+func Long(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a long real-process suite: make test runs it (go test without -short)")
+	}
+}

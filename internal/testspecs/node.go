@@ -26,6 +26,7 @@ type NodeEnv struct {
 // $RUBICON_TEST_REQUIRE.
 func Node(tb testing.TB, minimum string, pkgs ...string) NodeEnv {
 	tb.Helper()
+	testkit.Long(tb)
 	modules := os.Getenv(NodeModulesEnv)
 	if modules == "" {
 		modules = filepath.Join(CorpusDir(), "..", "..", "..", ".cache", "npm", "node_modules")

@@ -29,6 +29,7 @@ func binary(t *testing.T, bin string, env []string, args ...string) result {
 // lacks, retry-failed leaves it, and the next run after the budget is
 // raised sends it.
 func TestBudgetCommandAndPlainRuns(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 4 {
@@ -93,6 +94,7 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 // recordings, a budget equal to what 'estimate' says transcribes every
 // one, and the provider charges exactly that.
 func TestBudgetOfTheEstimate(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec, tmp := t.TempDir(), t.TempDir()
 	testkit.Tone(t, filepath.Join(rec, "two.wav"), 300, 2*time.Second)

@@ -65,6 +65,8 @@ func alive(pid int) bool {
 // while ffmpeg converts a long recording: ffmpeg dies with it, its partial
 // file is left, and the next run removes it before it goes on.
 func TestKilledRunTakesItsChildrenAndItsPartialFiles(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	// Ten minutes of plain PCM: quick to write, some seconds to convert.

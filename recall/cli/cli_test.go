@@ -37,6 +37,7 @@ func recording(t *testing.T, path string) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{}, {"frobnicate"}, {"add", "only-a-batch"}, {"status"}, {"--nope"}, {"add", "--nope", "b", "p"}} {
 		r := run(t, nil, args...)
 		if r.code != cli.ExitUsage || r.stderr == "" {
@@ -55,6 +56,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestAddAndStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	os.WriteFile(filepath.Join(dir, "fake.wav"), []byte("text"), 0o644)
@@ -86,6 +88,7 @@ func TestAddAndStatus(t *testing.T) {
 }
 
 func TestDefaultDatabaseIsInTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
@@ -99,6 +102,7 @@ func TestDefaultDatabaseIsInTheDataDirectory(t *testing.T) {
 }
 
 func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	r := run(t, nil, "--db", filepath.Join(dir, "missing", "r.db"), "add", "b", dir)
@@ -109,6 +113,7 @@ func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
 
 // TestBinaryExitCodes runs the real program.
 func TestBinaryExitCodes(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
@@ -131,6 +136,7 @@ func TestBinaryExitCodes(t *testing.T) {
 // TestSandboxCommand runs the standalone sandbox: it refuses connections
 // for a while, then answers and keeps its charges.
 func TestSandboxCommand(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
@@ -174,6 +180,7 @@ func commandNames(t *testing.T, help string) []string {
 // for every command, and that it lists the command's own flags (help run
 // once listed only --db and --json) and the exit codes.
 func TestHelpOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	for _, name := range commandNames(t, run(t, nil, "help").stdout) {
 		h, f := run(t, nil, "help", name), run(t, nil, name, "--help")
 		if h.code != cli.ExitOK || f.code != cli.ExitOK || h.stdout != f.stdout || !strings.HasPrefix(h.stdout, "usage: recall-archive "+name+" ") {
@@ -194,6 +201,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 // TestAmbiguousExitCodeWithJSON checks that ambiguous exits 3 when there
 // are ambiguous requests, with --json too (it once exited 0 there).
 func TestAmbiguousExitCodeWithJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	sb := sandbox.New(sandbox.Options{Plan: sandbox.Plan{ByRequest: map[int]sandbox.Fault{1: sandbox.ChargeDrop}}})

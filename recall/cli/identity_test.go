@@ -23,6 +23,8 @@ import (
 // rounds of 8 recordings per backend: before worker names had a random
 // part, about one round in two charged a recording twice.
 func TestRunsInPIDNamespacesPayOnce(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	if err := exec.Command("unshare", "--pid", "--fork", "--kill-child", "true").Run(); err != nil {
 		t.Skipf("no PID namespaces here (unshare --pid: %v)", err)
 	}

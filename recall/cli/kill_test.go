@@ -26,15 +26,14 @@ import (
 // was charged twice, and the ledger equals the provider's charges plus the
 // holds of ambiguous requests.
 func TestKillRunAtRandomMoments(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 6 {
 		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, time.Duration(1+i%3)*time.Second)
 	}
-	runs := 8
-	if testing.Short() {
-		runs = 3
-	}
+	const runs = 8
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 3))
 	t.Logf("seed %d", seed)
@@ -135,6 +134,7 @@ func exitCode(err error) int {
 // request in flight ends (here by its timeout, ambiguous), and the process
 // exits saying so; the rest wait for the next run.
 func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 3 {
@@ -185,6 +185,7 @@ func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
 // a file its user cannot read. As root, which reads everything, it runs
 // add as the user nobody.
 func TestUnreadableFileIsReportedAndTheBatchGoesOn(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	work := t.TempDir()

@@ -19,6 +19,7 @@ import (
 // OpenAI's error object) gets one request, not one per recording; the
 // run fails naming the variable that holds the key and how to go on.
 func TestRefusedKeyStopsTheRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 3 {
 		testkit.Tone(t, filepath.Join(dir, fmt.Sprintf("r%d.mp3", i)), 300+100*i, time.Second)

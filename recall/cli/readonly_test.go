@@ -22,6 +22,7 @@ import (
 // not waiting, by run and status; a search that only the sandbox's
 // placeholders would answer says so.
 func TestRunTellsTheBatchAsItStands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Tone(t, filepath.Join(dir, "gone.mp3"), 331, 2*time.Second)
 	testkit.Tone(t, filepath.Join(dir, "held.mp3"), 449, 2*time.Second)
@@ -84,6 +85,7 @@ func TestRunTellsTheBatchAsItStands(t *testing.T) {
 // archive in a read-only directory: every command that only reads it
 // answers; one that would change it fails, saying it is read-only.
 func TestReadOnlyArchiveAnswersReads(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	testkit.Tone(t, filepath.Join(dir, "a.mp3"), 300, time.Second)

@@ -37,6 +37,7 @@ func answering(t *testing.T, bin, stdin string, env []string, args ...string) re
 // retranscribe shows it, asks, and transcribes with openai once agreed,
 // and never again.
 func TestTrialWithTheSandboxThenARealProvider(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 2 {

@@ -19,6 +19,7 @@ import (
 // --safe-only --queue-only' and not sent, and sent, with run's flags, by
 // 'retry-failed --safe-only'; it is paid once.
 func TestRetryFailedRunsWhatFailedBeforePayment(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 2 {

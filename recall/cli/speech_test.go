@@ -142,6 +142,7 @@ func speak(t *testing.T, path, text string, silence int) {
 // and finds their words with search, at the time they are spoken: after
 // 5 s of silence in one recording, at once in the other.
 func TestRealSpeechThroughTheWholePipeline(t *testing.T) {
+	t.Parallel()
 	testkit.Require(t, testkit.FFmpeg)
 	testkit.Require(t, testkit.Speech, "espeak-ng")
 	testkit.Require(t, testkit.Speech, "pocketsphinx_continuous")

@@ -90,6 +90,7 @@ func (term *terminal) wait(t *testing.T) int {
 // finishes; the run exits 130 with recordings waiting. Run again, it
 // resumes and the bar reaches 3/3, the recording done before included.
 func TestRunOnATerminal(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 3 {

@@ -16,6 +16,7 @@ import (
 // predicts from the audio's length are those of the proxy, or a frame
 // more, for a truncated MP3 and for a 2 s file.
 func TestAudioDurationAndProxyFrames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	dir := t.TempDir()

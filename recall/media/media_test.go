@@ -22,6 +22,7 @@ func source(t *testing.T, d time.Duration) string {
 }
 
 func TestProxyIsByteIdenticalAndCuts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	src := source(t, 6*time.Second)
@@ -62,6 +63,7 @@ func TestProxyIsByteIdenticalAndCuts(t *testing.T) {
 }
 
 func TestMissingTools(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	none := media.Tools{FFprobe: "rubicon-no-ffprobe", FFmpeg: "rubicon-no-ffmpeg"}
 	if _, err := none.Probe(ctx, "x.mp3"); !errors.Is(err, media.ErrNotInstalled) || !strings.Contains(err.Error(), "install ffmpeg") {
@@ -73,6 +75,7 @@ func TestMissingTools(t *testing.T) {
 }
 
 func TestProbeTellsMediaFromOtherFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	dir := t.TempDir()

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 // taken over: the waiting run makes the proxy itself, whole, in a bounded
 // time.
 func TestStoppedWriterIsNamedAndTakenOver(t *testing.T) {
+	t.Parallel()
 	src := source(t, 2*time.Second)
 	dst := filepath.Join(t.TempDir(), "p.mp3")
 	slow := filepath.Join(t.TempDir(), "ffmpeg")

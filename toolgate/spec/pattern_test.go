@@ -125,6 +125,7 @@ var ecmaPatterns = []struct {
 }
 
 func TestECMAScriptPatterns(t *testing.T) {
+	t.Parallel()
 	for _, c := range ecmaPatterns {
 		err := ecmaPattern(c.pattern)
 		if (err == nil) != c.valid {
@@ -137,6 +138,7 @@ func TestECMAScriptPatterns(t *testing.T) {
 // of the corpus, against new RegExp(p, "u") in Node.js: what ajv does
 // with a schema's pattern.
 func TestECMAScriptPatternsAgreeWithNode(t *testing.T) {
+	t.Parallel()
 	node := testkit.Require(t, testkit.Node)
 	var patterns []string
 	for _, c := range ecmaPatterns {
@@ -226,6 +228,7 @@ func corpusPatterns(t *testing.T) []string {
 
 // A pattern must also compile with Go's regexp, which checks arguments.
 func TestCheckPatternNeedsGoToo(t *testing.T) {
+	t.Parallel()
 	for p, ok := range map[string]bool{
 		`^[a-z]+$`:      true,
 		`\u0041`:        false, // ECMAScript only

@@ -52,6 +52,8 @@ func recordings(t testing.TB) string {
 // `ambiguous`) or failed with a reason; no process shows a raw database
 // conflict or a missing temporary file.
 func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := recordings(t)
 	for _, backend := range testdb.Backends() {
