@@ -6,17 +6,33 @@ GO ?= go
 FUZZTIME ?= 150000x
 BENCHCOUNT ?= 10
 
-.PHONY: test lint release release-check fuzz bench bench-instructions bench-journal bench-hash bench-toolgate callpath soak behaviour demo screenshots
+# Packages tested at once by make test: more than the cores, since the
+# long suites mostly wait on real processes, sockets and leases.
+TESTP ?= 4
 
-## test: lint, the whole test suite under the race detector, the
-## comparison module's tests, the vendor SDKs' matrix, and a short fuzzing
-## run.
+.PHONY: check test test-main test-bench test-sdks lint release release-check fuzz bench bench-instructions bench-journal bench-hash bench-toolgate callpath soak behaviour demo screenshots
+
+## check: the loop to run after each change: lint, and the tests under
+## -short, which leave out the long real-process suites (testkit.Long:
+## SIGKILL crash tests, concurrent runs, worker processes, browsers, Node
+## clients).
+check: lint
+	$(GO) test -short -count=1 ./...
+
+## test: lint, then side by side: the whole test suite under the race
+## detector, the comparison module's tests, the vendor SDKs' matrix, a
+## short fuzzing run (one worker per target) and a release build, run.
 test: lint
-	$(GO) test -race -timeout 30m ./...
+	$(MAKE) -j5 --output-sync=target test-main test-bench test-sdks release-check fuzz FUZZFLAGS=-parallel=1
+
+test-main:
+	$(GO) test -race -p $(TESTP) -timeout 30m ./...
+
+test-bench:
 	cd bench && $(GO) test -race ./...
+
+test-sdks:
 	cd sdks && $(GO) test -race ./...
-	$(MAKE) release-check
-	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 
 ## release: both programs for linux, darwin and windows on amd64 and
 ## arm64 in dist/, with VERSION (a semver tag; default: git describe)
@@ -40,11 +56,11 @@ lint:
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) ./retry
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./toolgate/spec
-	$(GO) test -run '^$$' -fuzz '^FuzzSchema$$' -fuzztime $(FUZZTIME) ./toolgate/spec
-	$(GO) test -run '^$$' -fuzz '^FuzzECMAPattern$$' -fuzztime $(FUZZTIME) ./toolgate/spec
-	$(GO) test -run '^$$' -fuzz '^FuzzScanMatchesConversion$$' -fuzztime $(FUZZTIME) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRetryAfter$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./retry
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzSchema$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzECMAPattern$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./toolgate/spec
+	$(GO) test -run '^$$' -fuzz '^FuzzScanMatchesConversion$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./toolgate/spec
 
 ## bench: success-path overhead against bare net/http and go-retryablehttp,
 ## BENCHCOUNT interleaved runs into bench.out (compare with benchstat).
@@ -101,7 +117,7 @@ behaviour:
 ## screenshots: the console's pages, as the browser tests see them, saved
 ## to docs/console for the README.
 screenshots:
-	TOOLGATE_E2E=require TOOLGATE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestBrowser' ./toolgate/consoleui ./recall/consoleui
+	RUBICON_TEST_REQUIRE=chromium TOOLGATE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestBrowser' ./toolgate/consoleui ./recall/consoleui
 
 ## demo: the quick start's first command.
 demo:

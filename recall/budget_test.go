@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
 )
@@ -25,6 +26,7 @@ var sandboxPricing = recall.Pricing{Provider: "sandbox", Model: "whisper-1", Per
 // budget refused is not a failure that retry-failed queues, and goes
 // through once the budget is raised.
 func TestBudgetStaysWithTheBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	recs := map[string]time.Duration{}
 	for i := range 4 {
@@ -76,10 +78,11 @@ func TestBudgetStaysWithTheBatch(t *testing.T) {
 // request, a 2 s file included): a budget equal to it transcribes the
 // whole batch, and it is what the provider charges.
 func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"two.wav": 2 * time.Second, "ten.mp3": 10 * time.Second, "long.mp3": 59 * time.Second})
 	long := filepath.Join(t.TempDir(), "long.mp3")
-	ffmpeg(t, long, "-f", "lavfi", "-i", "sine=frequency=300:duration=68", "-b:a", "128k")
+	testkit.Tone(t, long, 300, 68*time.Second, "-b:a", "128k")
 	data, err := os.ReadFile(long)
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +114,7 @@ func TestBudgetEqualToTheEstimatePaysForTheBatch(t *testing.T) {
 
 // TestBillingRoundsEachRequest: per started increment, with a minimum.
 func TestBillingRoundsEachRequest(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		b    recall.Billing
 		d    time.Duration
@@ -135,6 +139,7 @@ func TestBillingRoundsEachRequest(t *testing.T) {
 // the budget nor as spent, so the real run transcribes all three, and the
 // money says what each provider was paid, the sandbox's apart.
 func TestSandboxMoneyMeetsNoBudget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 10 * time.Second, "b.mp3": 11 * time.Second, "c.mp3": 12 * time.Second})
 	est, err := w.a.Estimate(ctx, "b", paidPricing)

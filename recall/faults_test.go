@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
@@ -24,7 +25,8 @@ import (
 // stopped), while another run on the same database (another archive,
 // another journal: another process) goes on, and count the charges at a
 // sandbox on loopback. Every request gets faultTimeout and is sent under
-// faultLease.
+// faultLease, on the real clock: these tests do not run in parallel with
+// the others, whose load could delay a run past a lease.
 const (
 	faultTimeout = 2 * time.Second
 	faultLease   = 2100 * time.Millisecond
@@ -44,7 +46,7 @@ func newFaults(t *testing.T, b testdb.Backend, sb sandbox.Options) *faults {
 	t.Helper()
 	f := &faults{t: t, dsn: b.DSN(t), cache: t.TempDir()}
 	dir := t.TempDir()
-	ffmpeg(t, filepath.Join(dir, "a.mp3"), "-f", "lavfi", "-i", "sine=frequency=300:duration=2", "-ac", "1")
+	testkit.Tone(t, filepath.Join(dir, "a.mp3"), 300, 2*time.Second, "-ac", "1")
 	f.sandbox = sandbox.New(sb)
 	srv := httptest.NewServer(f.sandbox)
 	t.Cleanup(func() {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
@@ -25,7 +26,7 @@ func TestFilesAreTheSameWhereverYouStand(t *testing.T) {
 	root := t.TempDir()
 	small := filepath.Join(root, "small")
 	os.MkdirAll(small, 0o755)
-	ffmpeg(t, filepath.Join(small, "a.mp3"), "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-ac", "1")
+	testkit.Tone(t, filepath.Join(small, "a.mp3"), 440, 2*time.Second, "-ac", "1")
 	link := filepath.Join(t.TempDir(), "linked")
 	if err := os.Symlink(small, link); err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestFilesAreTheSameWhereverYouStand(t *testing.T) {
 	// A file recorded by a relative path, as earlier versions did.
 	other := filepath.Join(root, "other")
 	os.MkdirAll(other, 0o755)
-	ffmpeg(t, filepath.Join(other, "b.mp3"), "-f", "lavfi", "-i", "sine=frequency=550:duration=2", "-ac", "1")
+	testkit.Tone(t, filepath.Join(other, "b.mp3"), 550, 2*time.Second, "-ac", "1")
 	sum, size, _ := recall.HashFile(filepath.Join(other, "b.mp3"))
 	w.a.Store().AddBatch(ctx, "b2")
 	if _, _, err := w.a.Store().PutFile(ctx, store.File{Batch: "b2", Path: "other/b.mp3", SHA256: sum, State: recording.Added},

@@ -14,6 +14,7 @@ import (
 )
 
 func TestPrices(t *testing.T) {
+	t.Parallel()
 	p := recall.DefaultPrices()
 	if v, err := p.PerMinute("openai", "whisper-1"); err != nil || v != 6000 {
 		t.Fatalf("whisper-1: %d, %v; want $0.006 a minute", v, err)

@@ -2,7 +2,6 @@ package recall_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/recording"
 )
@@ -19,6 +19,7 @@ import (
 // the content waits for the next run, and is not failed (it once was,
 // with ffmpeg's "signal: killed" as the reason).
 func TestProgressStepsAndInterruptedConversion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	var mu sync.Mutex
 	var stages []recall.Stage
@@ -49,7 +50,7 @@ func TestProgressStepsAndInterruptedConversion(t *testing.T) {
 	}
 
 	w = newWorld(t, "", nil)
-	ffmpeg(t, filepath.Join(w.dir, "long.mp3"), "-f", "lavfi", "-i", "sine=frequency=300:duration=300", "-ac", "1")
+	testkit.Tone(t, filepath.Join(w.dir, "long.mp3"), 300, 300*time.Second, "-ac", "1")
 	if _, err := w.a.Add(context.Background(), "b", []string{w.dir}, recall.AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestAddCountsItsProgress(t *testing.T) {
 	for i, name := range []string{"a.mp3", "b.mp3", "sub/c.mp3"} {
 		path := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(path), 0o755)
-		ffmpeg(t, path, "-f", "lavfi", "-i", fmt.Sprintf("sine=frequency=%d:duration=1", 300+100*i))
+		testkit.Tone(t, path, 300+100*i, time.Second)
 		st, _ := os.Stat(path)
 		total += st.Size()
 	}

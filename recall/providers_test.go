@@ -172,6 +172,7 @@ func runWith(t *testing.T, w *world, p *provider.Provider) recall.RunReport {
 }
 
 func TestDeepgram(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"", "drop-after-charge"} {
 		t.Run("fault="+fault, func(t *testing.T) {
 			w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
@@ -208,6 +209,7 @@ func TestDeepgram(t *testing.T) {
 }
 
 func TestAssemblyAI(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		fault string
 		want  func(recall.RunReport) bool

@@ -6,28 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/recording"
 )
-
-// ffmpeg makes a media file for a test.
-func ffmpeg(t testing.TB, out string, args ...string) {
-	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Fatalf("the tests need ffmpeg (apt-get install ffmpeg; .ci/run installs it): %v", err)
-	}
-	cmd := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg %v: %v\n%s", args, err, b)
-	}
-}
 
 func write(t testing.TB, path string, data []byte) {
 	t.Helper()
@@ -42,12 +30,12 @@ func write(t testing.TB, path string, data []byte) {
 // folder builds a folder of recordings with every kind of trouble in it.
 func folder(t testing.TB) string {
 	dir := t.TempDir()
-	ffmpeg(t, filepath.Join(dir, "speech.mp3"), "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-ac", "1")
+	testkit.Tone(t, filepath.Join(dir, "speech.mp3"), 440, 2*time.Second, "-ac", "1")
 	speech, _ := os.ReadFile(filepath.Join(dir, "speech.mp3"))
 	write(t, filepath.Join(dir, "interviews", "copy with spaces\nand a newline, é 日本.mp3"), speech)
-	ffmpeg(t, filepath.Join(dir, "interviews", "video.mp4"),
+	testkit.FFmpegFile(t, filepath.Join(dir, "interviews", "video.mp4"),
 		"-f", "lavfi", "-i", "testsrc=duration=1:size=64x64:rate=5", "-f", "lavfi", "-i", "sine=duration=1", "-shortest")
-	ffmpeg(t, filepath.Join(dir, "interviews", "silent.mp4"), "-f", "lavfi", "-i", "testsrc=duration=1:size=64x64:rate=5")
+	testkit.FFmpegFile(t, filepath.Join(dir, "interviews", "silent.mp4"), "-f", "lavfi", "-i", "testsrc=duration=1:size=64x64:rate=5")
 	video, _ := os.ReadFile(filepath.Join(dir, "interviews", "video.mp4"))
 	write(t, filepath.Join(dir, "interviews", "truncated.mp4"), video[:len(video)/3])
 	write(t, filepath.Join(dir, "text.mp3"), []byte("this is not audio\n"))
@@ -72,6 +60,7 @@ func openArchive(t testing.TB, opts recall.Options) *recall.Archive {
 }
 
 func TestAddRecordsMediaOncePerContent(t *testing.T) {
+	t.Parallel()
 	dir := folder(t)
 	a := openArchive(t, recall.Options{})
 	ctx := context.Background()
@@ -131,8 +120,9 @@ func TestAddRecordsMediaOncePerContent(t *testing.T) {
 // TestAddWithoutFFmpeg: a missing ffprobe is a failure before any paid
 // request, recorded per item; once ffmpeg is there, the items go through.
 func TestAddWithoutFFmpeg(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	ffmpeg(t, filepath.Join(dir, "speech.mp3"), "-f", "lavfi", "-i", "sine=duration=1")
+	testkit.Tone(t, filepath.Join(dir, "speech.mp3"), 440, 1*time.Second)
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "recall.db")
 
@@ -162,6 +152,7 @@ func TestAddWithoutFFmpeg(t *testing.T) {
 }
 
 func TestAddRefusesBadBatchNames(t *testing.T) {
+	t.Parallel()
 	a := openArchive(t, recall.Options{})
 	for _, name := range []string{"", "a/b", " padded", "line\nbreak"} {
 		if _, err := a.Add(context.Background(), name, []string{t.TempDir()}, recall.AddOptions{}); err == nil {
@@ -174,11 +165,12 @@ func TestAddRefusesBadBatchNames(t *testing.T) {
 }
 
 func TestUnreadableFileIsAFailureThatCanBeRetried(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("file permissions do not bind root")
 	}
 	dir := t.TempDir()
-	ffmpeg(t, filepath.Join(dir, "locked.mp3"), "-f", "lavfi", "-i", "sine=duration=1")
+	testkit.Tone(t, filepath.Join(dir, "locked.mp3"), 440, 1*time.Second)
 	os.Chmod(filepath.Join(dir, "locked.mp3"), 0)
 	a := openArchive(t, recall.Options{})
 	rep, _ := a.Add(context.Background(), "b", []string{dir}, recall.AddOptions{})
@@ -188,6 +180,7 @@ func TestUnreadableFileIsAFailureThatCanBeRetried(t *testing.T) {
 }
 
 func TestHashFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := make([]byte, 3<<20+17)
 	rand.Read(data)

@@ -16,6 +16,7 @@ import (
 // text is one segment, and a file that holds no text, or not text, is
 // refused with what to give instead.
 func TestParseTranscript(t *testing.T) {
+	t.Parallel()
 	tr, err := recall.ParseTranscript([]byte(`{"text": "one two", "segments": [{"start": 0, "end": 1.5, "text": "one"}, {"start": 1.5, "end": 3, "text": " two"}]}`))
 	if err != nil || tr.Text != "one two" || len(tr.Segments) != 2 || tr.Segments[1].Start != 1500*time.Millisecond || tr.Segments[1].Text != "two" {
 		t.Errorf("the provider's JSON: %+v, %v", tr, err)
@@ -41,6 +42,7 @@ func TestParseTranscript(t *testing.T) {
 // parsers reject), and the exported files have the mode the umask gives
 // (they were once 0600).
 func TestPlainTranscriptSpansItsChunk(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "1:charge-drop", map[string]time.Duration{"a.mp3": 3 * time.Second})
 	w.run(recall.RunOptions{})
 	amb, err := w.a.Ambiguous(context.Background(), "b")
@@ -83,6 +85,7 @@ func TestPlainTranscriptSpansItsChunk(t *testing.T) {
 // TestExportOfAnUnknownBatchFails: export of a batch never added to
 // names it, rather than writing nothing and succeeding.
 func TestExportOfAnUnknownBatchFails(t *testing.T) {
+	t.Parallel()
 	a := openArchive(t, recall.Options{})
 	_, err := a.Export(context.Background(), "nosuchbatch", t.TempDir(), recall.Formats, true)
 	if !errors.Is(err, recall.ErrNoBatch) || !strings.Contains(err.Error(), `"nosuchbatch"`) {

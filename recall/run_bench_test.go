@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/provider"
@@ -31,7 +32,7 @@ func BenchmarkRun(b *testing.B) {
 	const workers = 4
 	dir := b.TempDir()
 	base := filepath.Join(b.TempDir(), "base.mp3")
-	ffmpeg(b, base, "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ac", "1")
+	testkit.Tone(b, base, 440, 1*time.Second, "-ac", "1")
 	audio, _ := os.ReadFile(base)
 	paths := make([]string, n)
 	for i := range paths {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
@@ -50,7 +51,7 @@ func newWorld(t *testing.T, plan string, recordings map[string]time.Duration) *w
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), out: t.TempDir(), cache: t.TempDir(), dbPath: filepath.Join(t.TempDir(), "recall.db")}
 	for name, d := range recordings {
-		ffmpeg(t, filepath.Join(w.dir, name), "-f", "lavfi", "-i", "sine=frequency=300:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "1")
+		testkit.Tone(t, filepath.Join(w.dir, name), 300, d, "-ac", "1")
 	}
 	var err error
 	// The database's clock, which the tests move past leases.
@@ -129,6 +130,7 @@ func (w *world) neverPaidTwice() {
 }
 
 func TestRunTranscribesEachContentOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"one.mp3": 3 * time.Second, "two.wav": 12 * time.Second})
 	// A copy of one.mp3 under another name is the same content.
 	data, _ := os.ReadFile(filepath.Join(w.dir, "one.mp3"))
@@ -167,6 +169,7 @@ func shaPrefix(t *testing.T, w *world, name string) string {
 }
 
 func TestRunChunksLongRecordings(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
 	// 32 kbit/s is 4,000 bytes a second: 40,000 bytes per chunk means 3 chunks.
 	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000})
@@ -187,6 +190,7 @@ func TestRunChunksLongRecordings(t *testing.T) {
 // first request and checks where the item lands, that nothing was paid
 // twice, and what the ledger holds.
 func TestEveryFaultLandsInItsState(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		fault string
 		state string // the content's state after the run
@@ -236,6 +240,7 @@ func heldAmount(t *testing.T, w *world) ledger.Amount {
 // TestRefusedConnectionsAreSafeFailures: with nothing listening, the
 // request is never sent, the item fails safely, and nothing is held.
 func TestRefusedConnectionsAreSafeFailures(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	w.url = "http://" + ln.Addr().String()
@@ -265,6 +270,7 @@ func journalStates(t *testing.T, w *world) map[journal.State]int {
 }
 
 func TestBudgetIsNeverExceeded(t *testing.T) {
+	t.Parallel()
 	recs := map[string]time.Duration{}
 	for i := range 8 {
 		recs[string(rune('a'+i))+".mp3"] = time.Duration(30+i) * time.Second
@@ -296,6 +302,7 @@ func TestBudgetIsNeverExceeded(t *testing.T) {
 // TestRetryAfterARefusalPaysOnce: a request the provider refused (429)
 // is retried by retry-failed, holds its budget again, and is paid once.
 func TestRetryAfterARefusalPaysOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "1:429", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	if rep := w.run(recall.RunOptions{}); rep.Failed != 1 {
 		t.Fatalf("after a 429: %+v", rep)
@@ -317,6 +324,7 @@ func TestRetryAfterARefusalPaysOnce(t *testing.T) {
 // TestResolveThenRetry: a person finds an ambiguous request was not
 // charged; retry-failed then sends it again, and it is paid once.
 func TestResolveThenRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "1:503", map[string]time.Duration{"a.mp3": 2 * time.Second})
 	w.run(recall.RunOptions{})
 	amb, err := w.a.Ambiguous(context.Background(), "b")
@@ -349,8 +357,9 @@ func TestResolveThenRetry(t *testing.T) {
 // before any payment; once it is there, retry-failed --safe-only queues
 // them and a run transcribes them.
 func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", nil)
-	ffmpeg(t, filepath.Join(w.dir, "late.mp3"), "-f", "lavfi", "-i", "sine=duration=2")
+	testkit.Tone(t, filepath.Join(w.dir, "late.mp3"), 440, 2*time.Second)
 	broken, err := recall.Open(context.Background(), w.dbPath, recall.Options{Tools: media.Tools{FFprobe: "rubicon-no-such-ffprobe"}})
 	if err != nil {
 		t.Fatal(err)
@@ -375,6 +384,7 @@ func TestMissingFFmpegIsFixedByRetryFailed(t *testing.T) {
 // TestAwkwardNamesGoThrough: spaces, a newline and non-ASCII letters in a
 // file name reach the transcript files, the newline made harmless.
 func TestAwkwardNamesGoThrough(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"an interview\nwith Zoë, 日本.mp3": 2 * time.Second})
 	if rep := w.run(recall.RunOptions{}); rep.Done != 1 {
 		t.Fatalf("run: %+v", rep)
@@ -391,6 +401,7 @@ func TestAwkwardNamesGoThrough(t *testing.T) {
 // the provider exactly what the plan says, and the cues of one chunk end
 // where the next chunk's begin.
 func TestChunkCuesDoNotOverlap(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"long.mp3": 25 * time.Second})
 	rep := w.run(recall.RunOptions{MaxChunkBytes: 40_000, Provider: w.provider("sandbox")})
 	if rep.Done != 1 || len(w.sandbox.Charges()) != 3 {
@@ -432,6 +443,7 @@ func TestChunkCuesDoNotOverlap(t *testing.T) {
 // concurrent run was still writing: that chunk fails safely with a reason
 // naming the file, nothing empty is uploaded, and the other chunk is sent.
 func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"short.mp3": 3 * time.Second})
 	sum, _, _ := recall.HashFile(filepath.Join(w.dir, "short.mp3"))
 	_, err := w.a.Store().PlanChunks(context.Background(), []store.Chunk{
@@ -463,6 +475,7 @@ func TestEmptyChunkIsRefusedBeforeTheBoundary(t *testing.T) {
 // TestProblemsNameFiles changes a recording after it was added: the run
 // cannot make its proxy, and says so under the file's path, not its hash.
 func TestProblemsNameFiles(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"changed.mp3": 2 * time.Second})
 	path := filepath.Join(w.dir, "changed.mp3")
 	os.WriteFile(path, []byte("not the recording that was added"), 0o644)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "", map[string]time.Duration{"talk.mp3": 25 * time.Second})
 	w.run(recall.RunOptions{MaxChunkBytes: 60_000}) // two chunks: offsets must carry
 	hits, err := w.a.Search(context.Background(), "segment 2", 10, true)
@@ -62,6 +63,7 @@ func TestSearchFindsSegmentsWithTheirTime(t *testing.T) {
 }
 
 func TestReconcileAsksTheSandbox(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "1:charge-drop,2:503", map[string]time.Duration{"a.mp3": 2 * time.Second, "b.mp3": 3 * time.Second})
 	if rep := w.run(recall.RunOptions{Workers: 1, Provider: w.provider("sandbox")}); rep.Ambiguous != 2 {
 		t.Fatalf("run: %+v", rep)
@@ -104,6 +106,7 @@ func TestReconcileAsksTheSandbox(t *testing.T) {
 // TestRunOnPostgres plays a run with a fault against PostgreSQL, whose SQL
 // differs for search.
 func TestRunOnPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := testdb.Postgres(t)
 	w := newWorld(t, "1:503", map[string]time.Duration{"a.mp3": 2 * time.Second, "b.mp3": 12 * time.Second})
 	a, err := recall.Open(context.Background(), dsn, recall.Options{})
@@ -133,6 +136,7 @@ func TestRunOnPostgres(t *testing.T) {
 // file's path, sends nothing, and leaves the recording waiting, not
 // failed; once the database accepts the plan, the next run transcribes it.
 func TestDatabaseConflictLeavesTheRecordingWaiting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testdb.Postgres(t)
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})

@@ -18,6 +18,7 @@ import (
 // run with openai transcribes them again, each paid once; its
 // transcripts are then the ones exported and searched.
 func TestAnotherProviderTranscribesAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 3 * time.Second, "b.mp3": 4 * time.Second})
 	if rep := w.run(recall.RunOptions{Workers: 2, Provider: w.provider("sandbox")}); rep.Done != 2 || rep.Paid != 2 {

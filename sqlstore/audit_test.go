@@ -17,6 +17,7 @@ func (s hiddenAudit) View(ctx context.Context, fn func(journal.Tx) error) error 
 }
 
 func TestAuditNeedsAReader(t *testing.T) {
+	t.Parallel()
 	e := open(t, backends()[0])
 	j := journal.New(hiddenAudit{e.db.JournalStore()}, journal.Options{})
 	if _, err := j.Audit(e.ctx, journal.AuditFilter{}); !errors.Is(err, journal.ErrNoAuditLog) {

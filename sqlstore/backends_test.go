@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -16,16 +15,16 @@ import (
 // backend makes fresh, empty databases of one kind.
 type backend = testdb.Backend
 
-// backends returns SQLite and, unless PostgreSQL is off, PostgreSQL.
+// backends returns SQLite and PostgreSQL.
 func backends() []backend { return testdb.Backends() }
-
-// postgresOn reports whether the PostgreSQL cases run.
-func postgresOn() bool { return os.Getenv(testdb.Env) != "off" }
 
 // forEach runs fn as a subtest for each backend.
 func forEach(t *testing.T, fn func(t *testing.T, b backend)) {
 	for _, b := range backends() {
-		t.Run(b.Name, func(t *testing.T) { fn(t, b) })
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b)
+		})
 	}
 }
 

@@ -42,9 +42,6 @@ func BenchmarkSendAndRecord(b *testing.B) {
 	cases = append(cases, benchCase{"postgres/workers-1-chained", testdb.Postgres, "", 1, true})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			if c.name[:8] == "postgres" && !postgresOn() {
-				b.Skip("PostgreSQL is off")
-			}
 			ctx := context.Background()
 			db, err := sqlstore.Open(ctx, c.dsn(b), sqlstore.Options{Synchronous: c.sync, MaxConns: c.workers + 2})
 			if err != nil {

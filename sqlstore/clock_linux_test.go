@@ -18,6 +18,7 @@ import (
 // time stays an hour behind the wall clock, for every process that opens
 // the database.
 func TestSQLiteClockIsTheBootClock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.db")
 	now := func(db *sqlstore.DB) time.Time {

@@ -12,6 +12,7 @@ import (
 // TestConformance runs the stores' conformance suite against SQLite and
 // PostgreSQL.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	forEach(t, func(t *testing.T, b backend) {
 		storetest.Run(t, harness(b))
 	})

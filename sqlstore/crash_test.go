@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/faultserver"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/sqlstore"
@@ -25,12 +26,11 @@ const soakEnv = "RUBICON_SOAK_RUNS"
 // hold still held, and a ledger that balances. A second worker then
 // finishes the queue without sending anything again.
 func TestCrashLeavesOnlyAmbiguity(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	runs := map[string]int{"sqlite": 50, "postgres": 20}
 	if v, err := strconv.Atoi(os.Getenv(soakEnv)); err == nil && v > 0 {
 		runs = map[string]int{"sqlite": v, "postgres": v}
-	}
-	if testing.Short() {
-		runs = map[string]int{"sqlite": 5, "postgres": 5}
 	}
 	forEach(t, func(t *testing.T, b backend) {
 		seed := uint64(time.Now().UnixNano())

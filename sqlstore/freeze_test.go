@@ -28,6 +28,7 @@ import (
 //   - stopped after the answer: its late answer is kept, and the request
 //     is applied, with one effect.
 func TestFrozenWorker(t *testing.T) {
+	t.Parallel()
 	forEach(t, func(t *testing.T, b backend) {
 		for _, point := range []string{"sent", "connected", "answered"} {
 			t.Run(point, func(t *testing.T) { frozenWorker(t, b, point) })

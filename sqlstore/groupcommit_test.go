@@ -16,6 +16,7 @@ import (
 // a commit, a failing one is rolled back without the others, and a panic
 // reaches its own caller.
 func TestConcurrentWritersFailAlone(t *testing.T) {
+	t.Parallel()
 	e := openDSN(t, filepath.Join(t.TempDir(), "g.db"))
 	const n = 200
 	var wg sync.WaitGroup

@@ -17,6 +17,7 @@ import (
 // a stopped process holds fails a write after the busy timeout with an
 // error that names the process and says it is stopped.
 func TestLockedByAStoppedProcessSaysWho(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "l.db")
 	db, err := sqlstore.Open(context.Background(), path, sqlstore.Options{BusyTimeout: 200 * time.Millisecond})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 )
 
 func TestUnwritableDatabasePaths(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a-file")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
@@ -49,6 +50,7 @@ func TestUnwritableDatabasePaths(t *testing.T) {
 // TestLockedDatabaseWaitsThenFails holds SQLite's write lock from another
 // connection: a write waits for the busy timeout, then fails clearly.
 func TestLockedDatabaseWaitsThenFails(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "locked.db")
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, path, sqlstore.Options{BusyTimeout: 300 * time.Millisecond})
@@ -90,6 +92,7 @@ func TestLockedDatabaseWaitsThenFails(t *testing.T) {
 }
 
 func TestMigrations(t *testing.T) {
+	t.Parallel()
 	forEach(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		dsn := b.DSN(t)
@@ -140,6 +143,7 @@ func TestMigrations(t *testing.T) {
 }
 
 func TestBadMigrationsAreRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	for _, ms := range [][]sqlstore.Migration{
 		{{Component: "app", Version: 2, Name: "gap", SQLite: "SELECT 1"}},
@@ -160,6 +164,7 @@ func TestBadMigrationsAreRefused(t *testing.T) {
 }
 
 func TestOpenRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	_, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), sqlstore.Options{Synchronous: "OFF"})
 	if err == nil || !strings.Contains(err.Error(), "OFF") {
 		t.Fatalf("Synchronous OFF: %v", err)
@@ -182,6 +187,7 @@ func TestUnreadablePostgresURLs(t *testing.T) {
 // TestMemoryDatabaseIsOneDatabase: ":memory:" gives one database that
 // reads and writes share, not one per connection.
 func TestMemoryDatabaseIsOneDatabase(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{":memory:", "sqlite::memory:", "file::memory:", "file:mem.db?mode=memory"} {
 		e := openDSN(t, dsn)
 		e.insert(t, "k")
@@ -224,6 +230,7 @@ func TestMemoryDatabaseIsOneDatabase(t *testing.T) {
 // TestFileURIs: a file: URI names its file, percent-escapes decoded, and
 // parameters are refused by name rather than taken into the file's name.
 func TestFileURIs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		dsn, file string
@@ -274,6 +281,7 @@ func TestFileURIs(t *testing.T) {
 // brought to the current version with its audit log intact, ids included,
 // and still append-only.
 func TestUpgradeKeepsTheAuditLog(t *testing.T) {
+	t.Parallel()
 	forEach(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		dsn := b.DSN(t)

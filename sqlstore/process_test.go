@@ -6,44 +6,23 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rubicon-go/rubicon/faultserver"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/sqlstore/internal/testworker"
 )
 
-// The crash and multi-worker tests run workers as child processes: a
-// testworker binary built for the run, or, if the go command cannot build
-// it, this test binary started again with workerEnv set.
-const workerEnv = "RUBICON_TEST_WORKER"
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-// workerBinary is the program that child workers run.
-var workerBinary = os.Args[0]
-
-func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		os.Exit(testworker.Main())
-	}
-	dir, err := os.MkdirTemp("", "rubicon-testworker-")
-	if err == nil {
-		bin := filepath.Join(dir, "testworker")
-		build := exec.Command("go", "build", "-o", bin, "./internal/testworker/cmd/testworker")
-		// Built without -race, which go test does not pass on: see package
-		// testworker.
-		if out, err := build.CombinedOutput(); err == nil {
-			workerBinary = bin
-		} else {
-			fmt.Fprintf(os.Stderr, "sqlstore tests: building the test worker failed, using the test binary: %v\n%s", err, out)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// workerBinary is the program that the crash and multi-worker tests run
+// as child processes, built once, without -race: see package testworker.
+func workerBinary(tb testing.TB) string {
+	tb.Helper()
+	return testkit.Binary(tb, "sqlstore/internal/testworker/cmd/testworker")
 }
 
 // workerConfig is what a child worker is told through its environment.
@@ -68,7 +47,7 @@ type workerConfig struct {
 }
 
 func (c workerConfig) env() []string {
-	return append(os.Environ(), workerEnv+"=1",
+	return append(os.Environ(),
 		"RUBICON_WORKER_DSN="+c.DSN, "RUBICON_WORKER_SERVER="+c.Server, "RUBICON_WORKER_NAME="+c.Name,
 		"RUBICON_WORKER_OFFSET="+c.Offset.String(), "RUBICON_WORKER_LEASE="+c.Lease.String(),
 		"RUBICON_WORKER_PAUSE="+strconv.FormatBool(c.Pause), "RUBICON_WORKER_MODE="+c.Mode, "RUBICON_WORKER_STOP="+c.Stop)
@@ -78,7 +57,7 @@ func (c workerConfig) env() []string {
 // database.
 func startWorker(t testing.TB, c workerConfig) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(workerBinary, "-test.run=^$")
+	cmd := exec.Command(workerBinary(t))
 	cmd.Env = c.env()
 	cmd.Stderr = os.Stderr
 	if c.Stderr != nil {
@@ -103,8 +82,8 @@ func startWorker(t testing.TB, c workerConfig) *exec.Cmd {
 
 // runHolder runs a holder process to the end and returns what it printed
 // after "ready".
-func runHolder(c workerConfig) (*exec.Cmd, *bufio.Reader, error) {
-	cmd := exec.Command(workerBinary, "-test.run=^$")
+func runHolder(t testing.TB, c workerConfig) (*exec.Cmd, *bufio.Reader, error) {
+	cmd := exec.Command(workerBinary(t))
 	cmd.Env = c.env()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

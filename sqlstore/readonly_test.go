@@ -14,6 +14,7 @@ import (
 // older than the program's is refused, naming the upgrade, rather than
 // migrated.
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	v1 := sqlstore.Migration{Component: "app", Version: 1, Name: "t", SQLite: `CREATE TABLE app_t (x INTEGER)`, Postgres: `CREATE TABLE app_t (x INTEGER)`}
 	v2 := sqlstore.Migration{Component: "app", Version: 2, Name: "u", SQLite: `CREATE TABLE app_u (x INTEGER)`, Postgres: `CREATE TABLE app_u (x INTEGER)`}
 	for _, b := range backends() {

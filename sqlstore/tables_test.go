@@ -14,6 +14,7 @@ import (
 // and the ledger's API, and keeps its own tables; no code of the module
 // outside sqlstore names one of the core's tables.
 func TestOnlySQLStoreNamesTheCoreTables(t *testing.T) {
+	t.Parallel()
 	schemas, err := filepath.Glob("schema/*.sql")
 	if err != nil || len(schemas) == 0 {
 		t.Fatalf("no schema files: %v", err)

@@ -20,6 +20,7 @@ import (
 // it opened, which a crash would lose. The error names the file, and
 // stays.
 func TestReplacedLogStopsCommits(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, how string
 		fault     func(wal string) error
@@ -68,6 +69,7 @@ func TestReplacedLogStopsCommits(t *testing.T) {
 // is replaced under it stops with an error naming the file, and sends no
 // request after it: no sending commit is reported durable that is not.
 func TestReplacedLogStopsTheWorker(t *testing.T) {
+	t.Parallel()
 	b := backends()[0]
 	const n = 400
 	q := newQueue(t, b, n)

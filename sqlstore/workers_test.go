@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 )
@@ -13,6 +14,8 @@ import (
 // TestWorkerProcessesShareOneQueue runs several worker processes against one
 // database: every operation is claimed, sent and applied exactly once.
 func TestWorkerProcessesShareOneQueue(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	forEach(t, func(t *testing.T, b backend) {
 		const n, workers = 200, 4
 		q := newQueue(t, b, n)
@@ -56,6 +59,8 @@ func TestWorkerProcessesShareOneQueue(t *testing.T) {
 // TestHoldsFromManyProcessesNeverExceedTheLimit: processes racing for one
 // budget are granted exactly what fits.
 func TestHoldsFromManyProcessesNeverExceedTheLimit(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	forEach(t, func(t *testing.T, b backend) {
 		const procs, limit = 4, 1_000
 		dsn := b.DSN(t)
@@ -69,7 +74,7 @@ func TestHoldsFromManyProcessesNeverExceedTheLimit(t *testing.T) {
 		}
 		var ps []proc
 		for i := range procs {
-			cmd, out, err := runHolder(workerConfig{DSN: dsn, Name: fmt.Sprintf("p%d", i), Mode: "hold"})
+			cmd, out, err := runHolder(t, workerConfig{DSN: dsn, Name: fmt.Sprintf("p%d", i), Mode: "hold"})
 			if err != nil {
 				t.Fatal(err)
 			}

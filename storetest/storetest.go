@@ -22,22 +22,29 @@
 // name, workers whose clocks are skewed or jump, judged by the store's
 // clock, the sending deadline, late answers, not applied only after the
 // lease, renewals that never shorten a lease and that fail and are tried
-// again), claims under concurrency, listing by filter (operations by
-// kind, subject prefix, state and key; holds by account, operation and
-// state), the ledger's holds and their limit under concurrency, joint transactions of a hold and a transition, values
-// at the limits the journal and the ledger document (exact evidence
-// numbers, Unicode keys at their longest, amounts near the largest), and
-// the refusal of input no store should see. Optional hooks (see [Harness])
-// add the cases that need to reach behind the journal: an audit log that
-// the store itself keeps append-only, and a damaged row that must not hide
-// the others.
+// again), claims under concurrency, listing by filter (operations by kind,
+// subject prefix, state and key; holds by account, operation and state),
+// the ledger's holds and their limit under concurrency, joint transactions
+// of a hold and a transition, values at the limits the journal and the
+// ledger document (exact evidence numbers, Unicode keys at their longest,
+// amounts near the largest), and the refusal of input no store should see.
+// Optional hooks (see [Harness]) add the cases that need to reach behind
+// the journal: an audit log that the store itself keeps append-only, and a
+// damaged row that must not hide the others.
+//
+// Each area of the suite is a file of its own, its cases named functions
+// that run as subtests named by area and case, in parallel: the state
+// machine (journal_states.go), claims and recovery (journal_claims.go),
+// lists (journal_lists.go), the audit log (journal_audit.go), the rules
+// that keep a lease (journal_leases.go), the ledger's holds
+// (ledger_holds.go), joint transactions (joint.go) and the limits
+// (limits.go).
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -80,23 +87,59 @@ type Harness struct {
 	// answered each time: a store keeps its audit log append-only when both
 	// are errors. Nil skips the case.
 	RewriteAudit func(t testing.TB, s Store) (update, remove error)
+	// Serial runs the cases one at a time, for a store whose stores
+	// opened by Open are not independent of each other. By default each
+	// case runs in parallel with the others of its area.
+	Serial bool
 }
 
 // Run runs every case of the suite against the store h reaches, each as a
-// subtest of t.
+// subtest of t named by its area and its name ("States/EveryTransition").
+// Each case opens a store of its own, and the cases of an area run in
+// parallel unless h.Serial; those that time leases on the real clock run
+// without the others of their area.
 func Run(t *testing.T, h Harness) {
 	if h.Open == nil {
 		t.Fatal("storetest: Harness.Open is nil: the suite needs a way to open an empty store")
 	}
-	for _, c := range cases() {
-		t.Run(c.name, func(t *testing.T) {
-			if c.needs != nil {
-				if missing := c.needs(h); missing != "" {
-					t.Skipf("the harness has no %s", missing)
-				}
+	for _, a := range areas() {
+		t.Run(a.name, func(t *testing.T) {
+			for _, c := range a.cases {
+				t.Run(c.name, func(t *testing.T) {
+					if !h.Serial && !c.realClock {
+						t.Parallel()
+					}
+					if c.needs != nil {
+						if missing := c.needs(h); missing != "" {
+							t.Skipf("the harness has no %s", missing)
+						}
+					}
+					c.run(t, h)
+				})
 			}
-			c.run(t, h)
 		})
+	}
+}
+
+// An area is the cases of one part of what the journal and the ledger
+// need from a store, in a file of its own.
+type area struct {
+	name  string
+	cases []testCase
+}
+
+// areas lists the suite's areas, each with its cases.
+func areas() []area {
+	return []area{
+		{"States", stateCases()},
+		{"Claims", claimCases()},
+		{"Lists", listCases()},
+		{"Audit", auditCases()},
+		{"LeaseRules", leaseCases()},
+		{"Ledger", ledgerCases()},
+		{"Joint", jointCases()},
+		{"Limits", limitCases()},
+		{"Guards", guardCases()},
 	}
 }
 
@@ -105,7 +148,10 @@ type testCase struct {
 	name string
 	// needs names the optional hook the case needs and the harness lacks.
 	needs func(Harness) string
-	run   func(t *testing.T, h Harness)
+	// realClock marks a case that times leases on the real clock, which
+	// other cases running at once could delay past them.
+	realClock bool
+	run       func(t *testing.T, h Harness)
 }
 
 func needsUpdate(h Harness) string {
@@ -113,10 +159,6 @@ func needsUpdate(h Harness) string {
 		return "Update"
 	}
 	return ""
-}
-
-func cases() []testCase {
-	return slices.Concat(journalCases(), leaseCases(), auditCases(), ledgerCases(), limitCases(), guardCases())
 }
 
 // lease is the journal's lease in the suite.

@@ -49,6 +49,7 @@ func anyTool(t *testing.T, c testCaller, name, args string) toolgate.Result {
 // bearer token too; the agent can neither see it in a tool's schema nor
 // give one.
 func TestSlackTokenParametersAreFilledNeverAsked(t *testing.T) {
+	t.Parallel()
 	const token = "xoxb-1-slack-secret"
 	cfg := "upstream:\n  schemes:\n    slackAuth: {type: bearer, env: SLACK_TOKEN}\n"
 	up := newRecorder(t, nil)
@@ -114,6 +115,7 @@ func noSecretIn(t *testing.T, j *journal.Journal, secrets ...string) {
 // Uber's document takes its server token in the query, as an apiKey
 // scheme: toolgate adds it there.
 func TestAPIKeyInTheQuery(t *testing.T) {
+	t.Parallel()
 	const key = "uber-server-token-42"
 	up := newRecorder(t, nil)
 	c, _ := authed(t, testspecs.Corpus(t, "oai-examples/v2.0_yaml_uber.yaml"), "upstream:\n  schemes:\n    apikey: {type: api_key, env: UBER_KEY}\n",
@@ -160,6 +162,7 @@ paths:
 // are the caller's, never an argument; a relative server is resolved
 // against the upstream.
 func TestEachSchemeWhereItsDocumentSays(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"KEY_H": "hdr-key-1", "KEY_Q": "qry key/2", "KEY_C": "ck-3", "LOGIN": "ada:pa55-w0rd"}
 	cfg := `upstream:
   schemes:
@@ -228,6 +231,7 @@ func inspectRow(t *testing.T, cat *toolgate.Catalog, name string) toolgate.Row {
 // A bearer token goes as "Authorization: Bearer"; a basic secret must be
 // user:password, and the caller says so without showing it.
 func TestBearerAndBasic(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	c, _ := authed(t, apiKeys, "upstream:\n  schemes:\n    bearer: {type: bearer, env: TOKEN}\n", up.URL, map[string]string{"TOKEN": "tok-9"})
 	callTool(t, c, "either", `{}`)
@@ -243,6 +247,7 @@ func TestBearerAndBasic(t *testing.T) {
 
 // A secret comes from a file only its owner may read, or not at all.
 func TestSecretFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "key")
 	if err := os.WriteFile(file, []byte("file-key-7\n"), 0o600); err != nil {
@@ -326,6 +331,7 @@ paths:
 // until shortly before it expires, and sent as a bearer token to the
 // upstream alone; the client's secret goes to the token endpoint alone.
 func TestOAuth2ClientCredentials(t *testing.T) {
+	t.Parallel()
 	const clientSecret = "cs-0f9e8d7c6b5a"
 	up := newRecorder(t, nil)
 	tokens := newTokenEndpoint(t, "agent-1", clientSecret, 3600)
@@ -367,6 +373,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 // A token that expires within the early expiry is replaced before it
 // lapses; a token the upstream echoes is redacted from the result.
 func TestOAuth2TokensAreRenewedBeforeTheyExpire(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"seen":%q}`, r.Header.Get("Authorization"))
@@ -389,6 +396,7 @@ func TestOAuth2TokensAreRenewedBeforeTheyExpire(t *testing.T) {
 // document names on another origin; the configuration names it, or the
 // caller is refused. A refusing token endpoint leaves the call unsent.
 func TestOAuth2TokenEndpointIsAnOriginOfItsOwn(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	tokens := newTokenEndpoint(t, "agent-1", "right", 3600)
 	doc := oauthDoc(tokens.URL + "/token")
@@ -421,6 +429,7 @@ func TestOAuth2TokenEndpointIsAnOriginOfItsOwn(t *testing.T) {
 // A document whose operations require a scheme with nothing configured
 // is refused by serve, which names the scheme and what to write.
 func TestMissingCredentialsAreNamed(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogAndConfig(t, testspecs.Corpus(t, "oai-examples/v2.0_yaml_uber.yaml"), "")
 	err := cat.MissingCredentials()
 	if err == nil || !strings.Contains(err.Error(), "apikey (an API key in the query parameter server_token), for 1 exposed tool (get_products)") ||
@@ -501,6 +510,7 @@ func callOverHTTP(t *testing.T, gateURL, token, name string) string {
 // upstream only where the configuration says to forward it; otherwise the
 // upstream receives the configured credential and never the client's.
 func TestClientTokensAreForwardedOnlyWhenConfigured(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"seen":%q}`, r.Header.Get("Authorization"))
@@ -543,6 +553,7 @@ func TestClientTokensAreForwardedOnlyWhenConfigured(t *testing.T) {
 // A parameter named token in the path names a resource (Stripe's
 // /v1/tokens/{token}), not a credential: it stays an argument.
 func TestATokenInThePathIsAnArgument(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	c, _ := authed(t, testspecs.Corpus(t, "stripe-spec3-2022.json"), "upstream:\n  schemes:\n    bearerAuth: {type: bearer, env: STRIPE_KEY}\n",
 		up.URL, map[string]string{"STRIPE_KEY": "sk_test_1"})
@@ -566,6 +577,7 @@ func (a *asker) Confirm(_ context.Context, q toolgate.Question) toolgate.Answer 
 // value; upstream.auth places an API key where it says, for a document
 // that declares no scheme.
 func TestAPersonSeesWhereTheCredentialsGoNotThem(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	cfg := "upstream:\n  schemes:\n    inQuery: {type: api_key, env: KEY_Q}\ntools:\n  query: {expose: confirm}\n"
 	c, _ := authed(t, apiKeys, cfg, up.URL, map[string]string{"KEY_Q": "qk-secret-1"})

@@ -24,6 +24,7 @@ import (
 // journaled; a read whose mode says its calls count (a GET that costs
 // money, not_sent_only, or opted_in) is, and is judged as a write.
 func TestJournalingFollowsClassAndMode(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	status := http.StatusOK
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,6 +83,7 @@ func TestJournalingFollowsClassAndMode(t *testing.T) {
 // serves, makes a call that a stopped process left in flight ambiguous
 // once its lease has run out, and says so.
 func TestGatewayRecoversCallsLeftInFlight(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "journal.db"), sqlstore.Options{})
 	if err != nil {

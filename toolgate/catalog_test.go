@@ -37,6 +37,7 @@ func shop(t testing.TB, configYAML string) *toolgate.Catalog {
 }
 
 func TestDefaultsAreSafe(t *testing.T) {
+	t.Parallel()
 	cat := shop(t, "")
 	want := map[string]struct {
 		class   risk.Class
@@ -79,6 +80,7 @@ func TestDefaultsAreSafe(t *testing.T) {
 }
 
 func TestConfigurationEnablesAndOverrides(t *testing.T) {
+	t.Parallel()
 	cat := shop(t, `
 defaults:
   deadline: 10s
@@ -118,6 +120,7 @@ tools:
 }
 
 func TestConfigurationMistakesAreErrors(t *testing.T) {
+	t.Parallel()
 	doc, _ := spec.Load("../examples/shop/openapi.yaml")
 	for name, tt := range map[string]struct{ yaml, want string }{
 		"unknown tool":     {"tools:\n  deleteOrdr:\n    expose: true\n", "deleteOrdr"},
@@ -171,6 +174,7 @@ func TestConfigurationMistakesAreErrors(t *testing.T) {
 }
 
 func TestInputSchema(t *testing.T) {
+	t.Parallel()
 	cat := shop(t, "tags:\n  payments:\n    expose: true\n")
 	s, err := cat.InputSchema(cat.Lookup("refundOrder"))
 	if err != nil {
@@ -197,6 +201,7 @@ func TestInputSchema(t *testing.T) {
 }
 
 func TestToolNames(t *testing.T) {
+	t.Parallel()
 	doc, err := spec.Parse([]byte(`{"openapi": "3.0.0", "paths": {
 	  "/a/{b}": {"get": {"operationId": "repos/get", "responses": {}}, "put": {"operationId": "repos/get", "responses": {}}},
 	  "/x": {"post": {"responses": {}}},
@@ -238,6 +243,7 @@ func github(t *testing.T) *toolgate.Catalog {
 }
 
 func TestGitHubDescription(t *testing.T) {
+	t.Parallel()
 	cat := github(t)
 	if len(cat.Tools) < 1000 {
 		t.Fatalf("%d tools from GitHub's description", len(cat.Tools))
@@ -313,6 +319,7 @@ func TestGitHubDescription(t *testing.T) {
 // is classed by what it changes, hidden when that is destructive, and
 // never retried once sent, like any other call that changes state.
 func TestStateChangingGET(t *testing.T) {
+	t.Parallel()
 	doc, err := spec.Parse([]byte(`{"swagger": "2.0", "host": "slack.com", "paths": {
 	  "/auth.revoke": {"get": {"operationId": "auth_revoke", "description": "Revokes a token.", "responses": {"200": {"description": "ok"}}}},
 	  "/views.open": {"get": {"operationId": "views_open", "description": "Open a view for a user.", "responses": {"200": {"description": "ok"}}}},
@@ -346,6 +353,7 @@ func TestStateChangingGET(t *testing.T) {
 // or privileged ones only when they name the class; tool rules that enable
 // one tool; and inspect's account of which rule decided.
 func TestExposureNarrows(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		exposed bool
 		rule    string
@@ -403,6 +411,7 @@ func TestExposureNarrows(t *testing.T) {
 // narrowest of their rules wins: a tag rule never widens what another of
 // the tool's tags hides.
 func TestTagRulesNarrowest(t *testing.T) {
+	t.Parallel()
 	doc, err := spec.Parse([]byte(`{"openapi": "3.0.0", "paths": {
 	  "/a": {"get": {"operationId": "both", "tags": ["wide", "narrow"], "responses": {}},
 	         "post": {"operationId": "wideOnly", "tags": ["wide"], "responses": {}}}}}`))
@@ -428,6 +437,7 @@ func TestTagRulesNarrowest(t *testing.T) {
 // TestGitHubOnlyIssues checks that serving only GitHub's issues takes two
 // lines of configuration, and exposes nothing destructive or privileged.
 func TestGitHubOnlyIssues(t *testing.T) {
+	t.Parallel()
 	doc, err := spec.Load(testspecs.GitHub(t))
 	if err != nil {
 		t.Fatal(err)

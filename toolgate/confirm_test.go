@@ -27,6 +27,7 @@ import (
 // classes named, never destructive or privileged by default; the narrowest
 // tag rule wins, and a tool rule over them all.
 func TestConfirmExposure(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		exposed, confirm bool
 		rule, why        string
@@ -207,6 +208,7 @@ var protocols = []struct{ name, version string }{{"asked during the call", "2025
 // confirm through the Go SDK's client, which answers each question as a
 // person would, and counts what the upstream applies.
 func TestConfirmThroughElicitation(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		for _, proto := range protocols {
 			t.Run(proto.name, func(t *testing.T) {
@@ -292,6 +294,7 @@ func TestConfirmThroughElicitation(t *testing.T) {
 // TestConfirmShowsTheBody checks that the question shows a body as it is
 // sent.
 func TestConfirmShowsTheBody(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		e := newConfirmEnv(t, mode, "tools: {createOrder: {expose: confirm}}", nil)
 		p := &person{}
@@ -317,6 +320,7 @@ func TestConfirmShowsTheBody(t *testing.T) {
 // by confirm_timeout, and that the tool's deadline starts only once they
 // have answered.
 func TestConfirmWaitIsBounded(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		for _, proto := range protocols {
 			t.Run(proto.name, func(t *testing.T) {
@@ -356,6 +360,7 @@ func TestConfirmWaitIsBounded(t *testing.T) {
 // protocol by hand: an answer counts for the call it was asked about,
 // once.
 func TestConfirmAnswerCountsOnce(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		e := newConfirmEnv(t, mode, "tools: {refundOrder: {expose: confirm}}", nil)
 		cs := e.connect(t, &mcp.ClientOptions{
@@ -408,6 +413,7 @@ func TestConfirmAnswerCountsOnce(t *testing.T) {
 // a call the guard refuses: one on a resource whose last call is
 // ambiguous.
 func TestConfirmNotAskedWhenRefused(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		var refunds atomic.Int32
 		api := shopapi.New()
@@ -436,6 +442,7 @@ func TestConfirmNotAskedWhenRefused(t *testing.T) {
 // TestConfirmWithoutAPerson checks that a call path that gives no
 // Confirmer cannot send a call that needs one.
 func TestConfirmWithoutAPerson(t *testing.T) {
+	t.Parallel()
 	api := shopapi.New()
 	up := httptest.NewServer(api)
 	defer up.Close()

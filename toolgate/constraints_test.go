@@ -131,6 +131,7 @@ func sameValues(a, b []any) bool { return reflect.DeepEqual(a, b) }
 // corpus document (and GitHub's and OpenAI's): Twilio's AccountSid keeps
 // its pattern, Stripe's allowed_categories their values.
 func TestListedSchemasKeepTheirConstraints(t *testing.T) {
+	t.Parallel()
 	docs := append(testspecs.CorpusDocuments(t), openaiDoc)
 	if p := os.Getenv(testspecs.GitHubEnv); p != "" {
 		docs = append(docs, p)
@@ -175,6 +176,7 @@ func TestListedSchemasKeepTheirConstraints(t *testing.T) {
 // Stripe's merchant categories are 288 values, more than a listed schema
 // keeps: it counts them, and a refusal of a value lists them all.
 func TestLongEnumsAreCountedAndListedOnRefusal(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "stripe-spec3-2022.json"), "")
 	listed, err := cat.ListedInputSchema(cat.Lookup("PostIssuingCards"))
 	if err != nil || !strings.Contains(string(listed), `"allowed_categories":{"items":{"description":"One of 288 values; a call with another is refused with the list.`) {

@@ -38,6 +38,7 @@ const corpusExtraEnv = "TOOLGATE_CORPUS_EXTRA"
 // jsonschema and, in one node process per document, with ajv as MCP
 // clients set it up.
 func TestCorpusSchemasCompile(t *testing.T) {
+	t.Parallel()
 	docs := testspecs.CorpusDocuments(t)
 	if p := os.Getenv(testspecs.GitHubEnv); p != "" {
 		docs = append(docs, p)

@@ -162,6 +162,7 @@ func shareSignals(all []labelFigures) {
 // default, and at most 5 % of the "expose" ones hidden, in each document.
 // With -v it prints the figures that docs/risk.md reports.
 func TestLabelledOperations(t *testing.T) {
+	t.Parallel()
 	byDoc := map[string][]label{}
 	var docs []string
 	for _, l := range readLabels(t) {

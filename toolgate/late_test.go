@@ -25,6 +25,7 @@ import (
 // settles the call as applied, with its result; the upstream got one
 // request.
 func TestAnswerAfterRecoveryIsKept(t *testing.T) {
+	t.Parallel()
 	for _, b := range testdb.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
@@ -102,6 +103,7 @@ func (s *downStore) Update(ctx context.Context, fn func(journal.Tx) error) error
 // its sending commit took, whatever the tool's deadline: a journal whose
 // lease is shorter than the deadline ends the call at the lease.
 func TestCallIsSentUnderItsLease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, t.TempDir()+"/toolgate.db", sqlstore.Options{})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // and whatever else the document holds, and still unique when two cut
 // names would meet.
 func TestLongNamesAreCutStably(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("listNamespacedThings", 5)                     // 100 characters
 	other := strings.Repeat("listNamespacedThings", 4) + "AndOtherThings" // the same first 64
 	doc := func(extra string) string {
@@ -59,6 +60,7 @@ func toolOf(t *testing.T, cat *toolgate.Catalog, id string) *toolgate.Tool {
 // names its tools: by the former name, or by the operationId; naming one
 // tool twice is an error.
 func TestConfigurationNamesToolsByOperationIDOrFormerName(t *testing.T) {
+	t.Parallel()
 	id := "Get_" + strings.Repeat("very/long.", 9) + "name" // 94 characters, with characters MCP refuses
 	former := "Get_" + strings.Repeat("very_long.", 9) + "name"
 	doc := `{"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {
@@ -92,6 +94,7 @@ func TestConfigurationNamesToolsByOperationIDOrFormerName(t *testing.T) {
 }
 
 func TestBriefDescriptions(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ text, want string }{
 		{"Lists the pods.", "Lists the pods."},
 		{"Lists the pods\nin a namespace.\n\nSecond paragraph.", "Lists the pods in a namespace.\n\nSecond paragraph."},
@@ -112,6 +115,7 @@ func TestBriefDescriptions(t *testing.T) {
 // tool comes once, each with its input schema within the bound. A cursor
 // toolgate did not give is refused.
 func TestKubernetesListInPages(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "k8s-swagger.json"), "")
 	caller, _ := caller(t, cat, "http://127.0.0.1:1", config.Auth{}, "")
 	srv, err := toolgate.NewServer(cat, caller.Caller)
@@ -175,6 +179,7 @@ func TestKubernetesListInPages(t *testing.T) {
 // each cut part is; a call's arguments are still checked against the whole
 // schema, deeper than the cut.
 func TestCutSchemaListedWholeSchemaChecked(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "k8s-swagger.json"), "")
 	tl := cat.Callable("createCoreV1NamespacedPod")
 	listed, err := cat.ListedInputSchema(tl)

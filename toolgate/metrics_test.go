@@ -26,6 +26,7 @@ import (
 // TestMetricsAndLogs makes calls of each outcome against the example API,
 // through a real socket, and reads what the metrics and the log say.
 func TestMetricsAndLogs(t *testing.T) {
+	t.Parallel()
 	api := shopapi.New()
 	var failedOnce, hung atomic.Bool
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

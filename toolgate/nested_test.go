@@ -70,6 +70,7 @@ func hostileDocuments() map[string][]byte {
 // or has it refused, well within a generous bound: a regression to
 // quadratic time fails here rather than hanging a server's start.
 func TestHostileDocumentsLoadPromptly(t *testing.T) {
+	t.Parallel()
 	for name, doc := range hostileDocuments() {
 		done := make(chan error, 1)
 		go func() {

@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 	"github.com/rubicon-go/rubicon/toolgate"
 	"github.com/rubicon-go/rubicon/toolgate/config"
@@ -51,9 +52,7 @@ const prismEnv = "TOOLGATE_PRISM_ONLY"
 // have. Each document is made loopback-only first: its servers,
 // callbacks and links are removed, so that nothing is called elsewhere.
 func TestPrismFindsEveryRequestValid(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the judge calls every operation of the corpus")
-	}
+	testkit.Long(t) // the judge calls every operation of the corpus
 	n := testspecs.Node(t, "18.20", prismPackage)
 	prism := filepath.Join(n.Modules, "@stoplight", "prism-cli", "dist", "index.js")
 	if v := installedVersion(t, n.Modules, prismPackage); v != prismVersion {

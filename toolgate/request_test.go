@@ -180,6 +180,7 @@ func refused(t *testing.T, cat *toolgate.Catalog, name, args string) string {
 // path parameter; a branch name may hold a slash. Each is percent-encoded
 // once.
 func TestGitHubPathParametersAreEncodedOnce(t *testing.T) {
+	t.Parallel()
 	cat := github(t)
 	for _, tt := range []struct{ tool, args, want string }{
 		// GitHub marks a file's path x-multi-segment: its "/" stay
@@ -208,6 +209,7 @@ func TestGitHubPathParametersAreEncodedOnce(t *testing.T) {
 // Kubernetes' namespace is a path segment: "..", "." and "" would name
 // another resource, and are refused before anything is sent.
 func TestDotSegmentsAndEmptyPathValuesAreRefused(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "k8s-swagger.json"), "")
 	for _, ns := range []string{`".."`, `"."`, `""`} {
 		text := refused(t, cat, "listCoreV1NamespacedPod", `{"namespace":`+ns+`}`)
@@ -229,6 +231,7 @@ func TestDotSegmentsAndEmptyPathValuesAreRefused(t *testing.T) {
 
 // Stripe's list filters are deepObject query parameters: created[gte]=...
 func TestStripeDeepObjectQuery(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "stripe-spec3-2022.json"), "")
 	got := sent(t, cat, "GetCustomers", `{"created":{"gte":1700000000,"lt":1800000000},"email":"a+b@example.com","expand":["data.default_source"],"limit":3}`)
 	want := "/v1/customers?created[gte]=1700000000&created[lt]=1800000000&email=a%2Bb%40example.com&expand[0]=data.default_source&limit=3"
@@ -244,6 +247,7 @@ func TestStripeDeepObjectQuery(t *testing.T) {
 // Stripe's bodies are forms whose objects and lists are written as its
 // libraries write them: metadata[order]=42, items[0][price]=p.
 func TestStripeFormBodies(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "stripe-spec3-2022.json"), "")
 	for _, tt := range []struct{ tool, args, want string }{
 		{"PostCustomers", `{"body":{"email":"ada@example.com","name":"Ada L","metadata":{"order":"42"},"expand":["tax"]}}`,
@@ -260,6 +264,7 @@ func TestStripeFormBodies(t *testing.T) {
 
 // Slack's methods take Swagger 2.0 formData parameters: a form body.
 func TestSlackFormBodies(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "slack-v2.json"), "")
 	got := sent(t, cat, "chat_postMessage", `{"body":{"channel":"C1","text":"hi & bye","mrkdwn":false,"attachments":"[{\"pretext\":\"x\"}]"}}`)
 	want := "attachments=%5B%7B%22pretext%22%3A%22x%22%7D%5D&channel=C1&mrkdwn=false&text=hi+%26+bye"
@@ -327,6 +332,7 @@ paths:
 `
 
 func TestParameterStyles(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, stylesDoc, "")
 	got := sent(t, cat, "paths", `{"simple":["a b","c/d"],"label":["x","y"],"matrix":["m","n"],"exploded":{"k":"v","z":"1,2"}}`)
 	if want := "/p/a%20b,c%2Fd/.x,y/;matrix=m;matrix=n/k=v,z=1%2C2"; got.Target != want {
@@ -395,6 +401,7 @@ const swagger2Doc = `{
 }`
 
 func TestSwagger2Parameters(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, swagger2Doc, "")
 	got := sent(t, cat, "search", `{"ids":[1,2],"csv":["a","b"],"ssv":["a","b"],"tsv":["a","b"],"multi":["a","b"],"count":100,"ratio":1.5,"code":"AB","tags":["x"],"X-Mode":["fast","safe"]}`)
 	if want := "/search/1%7C2?csv=a,b&ssv=a%20b&tsv=a%09b&multi=a&multi=b&count=100&ratio=1.5&code=AB&tags=x"; got.Target != want {
@@ -463,6 +470,7 @@ components:
 `
 
 func TestMultipartBodies(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, openAIDoc, "")
 	s, err := cat.InputSchema(cat.Lookup("createTranscription"))
 	if err != nil {
@@ -499,6 +507,7 @@ func TestMultipartBodies(t *testing.T) {
 
 // A binary body is a file argument; a text body a string.
 func TestBinaryAndTextBodies(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, `
 openapi: 3.1.0
 info: {title: t, version: "1"}
@@ -530,6 +539,7 @@ paths:
 
 // Integers keep their digits: a 19-digit ID is not rounded.
 func TestNumbersAreSentAsWritten(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, swagger2Doc, "")
 	got := sent(t, cat, "search", `{"ids":[9007199254740993,1234567890123456789]}`)
 	if want := "/search/9007199254740993%7C1234567890123456789"; got.Target != want {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestTerms(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string][]string{
 		"listCoreV1NamespacedPod":           {"list", "cor", "v1", "namespac", "pod"},
 		"/repos/{owner}/{repo}/issues":      {"repo", "owner", "repo", "issu"},

@@ -22,6 +22,7 @@ import (
 // and what an agent gets for one is what it gets for a name the document
 // does not have.
 func TestSearchModeHidesWhatToolsModeHides(t *testing.T) {
+	t.Parallel()
 	api := shopapi.New()
 	up := httptest.NewServer(api)
 	defer up.Close()
@@ -73,6 +74,7 @@ func TestSearchModeHidesWhatToolsModeHides(t *testing.T) {
 // describe_operation gives a tool as tools mode lists it, with its risk
 // class, retry policy, deadline and confirmation.
 func TestDescribeOperation(t *testing.T) {
+	t.Parallel()
 	cfg := "tools: {refundOrder: {expose: confirm, deadline: 5s, confirm_timeout: 1m}, createOrder: {retry: opted_in}}"
 	g, _ := session(t, config.ModeSearch, "http://127.0.0.1:1", cfg)
 	cat := shop(t, cfg)
@@ -133,6 +135,7 @@ func corpusCatalogs(t *testing.T) map[string]*toolgate.Catalog {
 // Search mode's tools/list stays under 10 KB for every document of the
 // corpus, and GitHub's, whatever the number of operations.
 func TestSearchModeListIsSmall(t *testing.T) {
+	t.Parallel()
 	for name, cat := range corpusCatalogs(t) {
 		list, err := cat.SearchListJSON()
 		if err != nil {
@@ -151,6 +154,7 @@ func TestSearchModeListIsSmall(t *testing.T) {
 // Auto mode serves search mode past 128 tools or 256 KiB of tools/list,
 // and says why.
 func TestAutoMode(t *testing.T) {
+	t.Parallel()
 	if mode, why, err := toolgate.ChooseMode(shop(t, ""), config.ModeAuto); err != nil || mode != config.ModeTools ||
 		!strings.Contains(why, "4 tools are exposed (search past 128)") {
 		t.Errorf("the shop: %s, %q, %v", mode, why, err)
@@ -184,6 +188,7 @@ func TestAutoMode(t *testing.T) {
 // Arguments that do not fit a search-mode tool are refused with what it
 // takes, and a call_operation refused so sends nothing.
 func TestSearchModeArguments(t *testing.T) {
+	t.Parallel()
 	api := shopapi.New()
 	up := httptest.NewServer(api)
 	defer up.Close()
@@ -213,6 +218,7 @@ func TestSearchModeArguments(t *testing.T) {
 // search_operations filters by tag, method and path, ranks by words, and
 // gives at most the results asked for; without words, in name order.
 func TestSearchOperationsFilters(t *testing.T) {
+	t.Parallel()
 	g, _ := session(t, config.ModeSearch, "http://127.0.0.1:1", "")
 	for _, c := range []struct {
 		args map[string]any

@@ -51,6 +51,7 @@ func readSearchTasks(t *testing.T) map[string][]searchTask {
 // testdata/search-tasks.tsv, and fails when fewer than 90 % have a right
 // operation among the first three results.
 func TestSearchQuality(t *testing.T) {
+	t.Parallel()
 	byDoc := readSearchTasks(t)
 	docs := make([]string, 0, len(byDoc))
 	for d := range byDoc {

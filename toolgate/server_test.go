@@ -71,6 +71,7 @@ func call(t *testing.T, g *gate, name string, args map[string]any) (*mcp.CallToo
 }
 
 func TestToolsOverMCP(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		api := shopapi.New()
 		up := httptest.NewServer(api)
@@ -132,6 +133,7 @@ func TestToolsOverMCP(t *testing.T) {
 // answers 502, or resets after reading, is not retried, says the outcome
 // is unknown and how to check, and an identical call is then refused.
 func TestAmbiguousCallsAreToldAndNotRepeated(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		for _, fault := range []faultserver.Step{faultserver.Status(502), faultserver.Do(faultserver.ResetAfterRead)} {
 			t.Run(fault.String(), func(t *testing.T) {
@@ -183,6 +185,7 @@ func TestAmbiguousCallsAreToldAndNotRepeated(t *testing.T) {
 // tool on the same path parameters only; a tool configured with the
 // identical guard holds back only identical calls.
 func TestGuardIsPerResource(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		srv, err := faultserver.Start(faultserver.Status(502), faultserver.Status(200), faultserver.Status(502), faultserver.Status(200))
 		if err != nil {
@@ -223,6 +226,7 @@ func TestGuardIsPerResource(t *testing.T) {
 }
 
 func TestReadToolsAreRetried(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(503))
 		defer srv.Close()
@@ -237,6 +241,7 @@ func TestReadToolsAreRetried(t *testing.T) {
 // A GET that the document marks as a write (x-risk) is treated as one: it
 // is not retried once sent, and a failure after the write is ambiguous.
 func TestGETThatWritesIsNotRetried(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(200))
 		defer srv.Close()
@@ -252,6 +257,7 @@ func TestGETThatWritesIsNotRetried(t *testing.T) {
 }
 
 func TestOptedInToolRetriesWithOneKey(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		srv, _ := faultserver.Start(faultserver.Do(faultserver.ResetAfterRead), faultserver.Status(502))
 		defer srv.Close()
@@ -274,6 +280,7 @@ func TestOptedInToolRetriesWithOneKey(t *testing.T) {
 }
 
 func TestEveryCallEndsWithinItsDeadline(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		srv, _ := faultserver.Start(faultserver.Do(faultserver.Hang), faultserver.Do(faultserver.Hang), faultserver.Do(faultserver.Hang))
 		defer srv.Close()
@@ -292,6 +299,7 @@ func TestEveryCallEndsWithinItsDeadline(t *testing.T) {
 }
 
 func TestInvalidArgumentsNameTheArgument(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		api := shopapi.New()
 		up := httptest.NewServer(api)
@@ -322,6 +330,7 @@ func TestInvalidArgumentsNameTheArgument(t *testing.T) {
 // reaches the agent as the applied result it is, and no tool declares an
 // output schema that a client would hold the answer to.
 func TestAppliedWriteIsNeverReportedAsAFailure(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		for name, answer := range map[string]string{
 			"not the documented shape": `{"order_id": 42, "sku": ["not", "a", "string"]}`,
@@ -358,6 +367,7 @@ func TestAppliedWriteIsNeverReportedAsAFailure(t *testing.T) {
 // opted in to retries, never an unknown outcome: an answer came back, and
 // Retry-After changes when a retry may happen, not what the answer proved.
 func TestRefusalWithALongWaitIsARefusal(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		for name, cfg := range map[string]string{"by method": "", "opted in": "tools:\n  createOrder:\n    retry: opted_in\n"} {
 			t.Run(name, func(t *testing.T) {

@@ -50,6 +50,7 @@ func port(t *testing.T, raw string) string {
 // server on another origin is called there only when upstream.origins
 // lists it, and at the upstream otherwise.
 func TestServersAsTheDocumentNamesThem(t *testing.T) {
+	t.Parallel()
 	up, other := newRecorder(t, nil), newRecorder(t, nil)
 	doc := serversDoc(port(t, up.URL), port(t, other.URL))
 	for _, tt := range []struct {
@@ -95,6 +96,7 @@ func TestServersAsTheDocumentNamesThem(t *testing.T) {
 // go to a server the document alone names only once the configuration
 // chooses it.
 func TestRelativeServersAndCredentialsNeedAPersonsChoice(t *testing.T) {
+	t.Parallel()
 	cat, parsed := catalogAndConfig(t, apiKeys, "upstream:\n  auth: {type: none}\n")
 	_, err := toolgate.NewCaller(cat, "", parsed.Upstream, nil, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "the document's server /v1 is relative to where the API is served: give that with --upstream URL or upstream.url") {

@@ -32,6 +32,7 @@ func serveStdio(t *testing.T, mode config.Mode, input string, maxBytes int) stri
 }
 
 func TestStdioSkipsAnOversizedMessage(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		huge := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`
 		out := serveStdio(t, mode, strings.Join([]string{
@@ -55,6 +56,7 @@ func TestStdioSkipsAnOversizedMessage(t *testing.T) {
 }
 
 func TestStdioDoesNotAnswerAMalformedResponse(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		// A client's error without an id is a response: answering it could
 		// start an exchange of errors without end.
@@ -66,6 +68,7 @@ func TestStdioDoesNotAnswerAMalformedResponse(t *testing.T) {
 }
 
 func TestToolsListCacheFieldsFollowTheProtocolVersion(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode config.Mode) {
 		out := serveStdio(t, mode, strings.Join([]string{
 			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,

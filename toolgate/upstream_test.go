@@ -47,6 +47,7 @@ func journaled(t *testing.T, j *journal.Journal) journal.Operation {
 // secret, or a write's body, to the other origin; a redirected write is
 // not followed at all, and its answer says what it proves.
 func TestRedirectsNeverTakeTheSecretElsewhere(t *testing.T) {
+	t.Parallel()
 	const secret = "ada:s3cr3t-Key-0f9e8d" // user:password, as basic authentication takes it
 	order := `{"body":{"sku":"A1","quantity":1}}`
 	for _, tt := range []struct {
@@ -128,6 +129,7 @@ func TestRedirectsNeverTakeTheSecretElsewhere(t *testing.T) {
 // common encoding, has it redacted from the result, text and structured
 // content, and from the journal.
 func TestAnswersThatEchoTheSecretAreRedacted(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		auth   config.Auth
 		secret string
@@ -182,6 +184,7 @@ func TestAnswersThatEchoTheSecretAreRedacted(t *testing.T) {
 // The answer is cut at 100 KiB; a secret across the cut is not left in
 // part.
 func TestASecretAcrossTheCutIsRedactedWhole(t *testing.T) {
+	t.Parallel()
 	const secret = "Zq9-SECRET-tail-77"
 	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("a", 100<<10-5)+secret+" and more")

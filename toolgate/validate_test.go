@@ -12,6 +12,7 @@ import (
 // the value as the agent wrote it and what is allowed, with the document's
 // numbers as written, and agrees with the validator that something is.
 func TestInvalidArgumentsSayWhatAndWhere(t *testing.T) {
+	t.Parallel()
 	const order = `{"type":"object","additionalProperties":false,"required":["body"],"properties":{
 		"body":{"type":"object","required":["sku","quantity"],"additionalProperties":false,"properties":{
 			"sku":{"type":"string","pattern":"^[A-Z][0-9]+$","minLength":2,"maxLength":8},
@@ -85,6 +86,7 @@ func resolve(t *testing.T, schema string) *jsonschema.Resolved {
 // given without its schema locations and with numbers as JSON writes
 // them.
 func TestValidatorWords(t *testing.T) {
+	t.Parallel()
 	rs := resolve(t, `{"type":"object","properties":{"n":{"$ref":"#/$defs/small"}},"$defs":{"small":{"maximum":10}}}`)
 	args := map[string]any{"n": 999.0}
 	err := rs.Validate(args)

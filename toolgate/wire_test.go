@@ -25,6 +25,7 @@ var openaiEnv = map[string]string{"OPENAI_API_KEY": "sk-test-1", "OPENAI_ADMIN_K
 // ("/responses?beta=true"): it is the request's query, not part of its
 // path.
 func TestLiteralQueriesInPathKeysAreQueries(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	c, _ := authed(t, openaiDoc, openaiConfig, up.URL, openaiEnv)
 	for _, tt := range []struct{ tool, args, target string }{
@@ -45,6 +46,7 @@ func TestLiteralQueriesInPathKeysAreQueries(t *testing.T) {
 // Accept names the media types the operation answers in: an image, a
 // JWK set, an SDP answer, audio; JSON where the document offers it.
 func TestAcceptIsWhatTheOperationAnswers(t *testing.T) {
+	t.Parallel()
 	up := newRecorder(t, nil)
 	for _, tt := range []struct{ doc, cfg, tool, args, accept string }{
 		{testspecs.Corpus(t, "museum-3.1.yaml"), "upstream:\n  auth: {type: none}\n", "getTicketCode", `{"ticketId":"a54a57ca-36f8-421b-a6b4-2e8f26858a4c"}`,
@@ -69,6 +71,7 @@ func TestAcceptIsWhatTheOperationAnswers(t *testing.T) {
 // the list is sent empty rather than left out; an optional empty list is
 // still left out.
 func TestRequiredEmptyListsAreSent(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "twilio-messaging-v1.yaml"), "upstream:\n  auth: {type: none}\n")
 	got := sent(t, cat, "CreateUsAppToPerson", `{"MessagingServiceSid":"MGaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","body":{
 		"BrandRegistrationSid":"BNaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","Description":"d","MessageFlow":"f","MessageSamples":[],
@@ -83,6 +86,7 @@ func TestRequiredEmptyListsAreSent(t *testing.T) {
 // the agent chooses, a list goes as a JSON Patch, and a body that does
 // not fit the kind chosen is refused before anything is sent.
 func TestPatchBodiesInEachMediaTypeOffered(t *testing.T) {
+	t.Parallel()
 	cat := catalog(t, testspecs.Corpus(t, "k8s-swagger.json"), "")
 	tool := "patchCoreV1NamespacedConfigMap"
 	schema, err := cat.InputSchema(cat.Lookup(tool))
@@ -119,6 +123,7 @@ func TestPatchBodiesInEachMediaTypeOffered(t *testing.T) {
 // embedded resource; text stays text, and what is too large, or holds the
 // secret, is described and not passed on.
 func TestAnswersOfEveryMediaType(t *testing.T) {
+	t.Parallel()
 	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0, 1, 2}, 10)...)
 	answers := map[string]struct {
 		contentType string

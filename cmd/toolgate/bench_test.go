@@ -19,8 +19,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/rubicon-go/rubicon/internal/testspecs"
 	"time"
+
+	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
 // listing is what a client gets from a new toolgate serve --stdio
@@ -43,7 +44,7 @@ type listing struct {
 // firstList starts toolgate serve --stdio on spec, initializes a session,
 // and lists the tools, following the cursors to the last page.
 func firstList(tb testing.TB, spec, db string) listing {
-	return firstListOf(tb, exec.Command(binary, "serve", spec, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db))
+	return firstListOf(tb, exec.Command(binary(tb), "serve", spec, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db))
 }
 
 // firstListOf is firstList for any MCP server over stdio started by cmd.
@@ -231,7 +232,7 @@ type findCost struct {
 // tools, searches for query, describes the best result and calls it with
 // args, counting the bytes of each message.
 func findAndCall(tb testing.TB, spec, db, query string, args map[string]any) findCost {
-	cmd := exec.Command(binary, "serve", spec, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", "http://127.0.0.1:1", "--db", db)
+	cmd := exec.Command(binary(tb), "serve", spec, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", "http://127.0.0.1:1", "--db", db)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -295,12 +296,13 @@ func findAndCall(tb testing.TB, spec, db, query string, args map[string]any) fin
 
 // toolgateServe returns the command that serves spec over stdio in mode.
 func toolgateServe(spec, mode string) func(*testing.B, string) *exec.Cmd {
-	return func(_ *testing.B, db string) *exec.Cmd {
-		return exec.Command(binary, "serve", spec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", "http://127.0.0.1:1", "--db", db)
+	return func(b *testing.B, db string) *exec.Cmd {
+		return exec.Command(binary(b), "serve", spec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", "http://127.0.0.1:1", "--db", db)
 	}
 }
 
 func TestColdStartHarness(t *testing.T) {
+	t.Parallel()
 	l := firstList(t, shopSpec, filepath.Join(t.TempDir(), "journal.db"))
 	if l.first <= 0 || l.all < l.first || l.tools != 4 || l.pages != 1 || l.bytes < 1000 || l.largestTool < 100 || l.peak < 1<<20 {
 		t.Errorf("%+v", l)
@@ -337,7 +339,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(b.TempDir(), "journal.db"))
+	cmd := exec.Command(binary(b), "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(b.TempDir(), "journal.db"))
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -35,6 +35,7 @@ var placeholder = regexp.MustCompile(`^(\$\{(input:|env:)?[A-Za-z0-9_-]+\}|<[^>]
 // asked for and never printed, and the journal is the one the shell that
 // printed the entry uses.
 func TestClientConfigStartsTheServerFromAnywhere(t *testing.T) {
+	t.Parallel()
 	api, base := upstream(t)
 	here := t.TempDir()
 	for _, f := range []string{"openapi.yaml"} {
@@ -47,7 +48,7 @@ func TestClientConfigStartsTheServerFromAnywhere(t *testing.T) {
 	for _, client := range []string{"claude-desktop", "claude-code", "vscode", "cursor"} {
 		t.Run(client, func(t *testing.T) {
 			journal := "journal-" + client + ".db"
-			cmd := exec.Command(binary, "client-config", "openapi.yaml", "--config", "toolgate.yaml", "--upstream", base, "--client", client, "--db", journal)
+			cmd := exec.Command(binary(t), "client-config", "openapi.yaml", "--config", "toolgate.yaml", "--upstream", base, "--client", client, "--db", journal)
 			cmd.Dir = here
 			cmd.Env = append(os.Environ(), "SHOP_TOKEN=sk-live-do-not-print")
 			out, err := cmd.Output()

@@ -18,7 +18,8 @@ import (
 // The real MCP clients of these tests come from the npm registry, and
 // .ci/run installs them into .cache/npm: the TypeScript SDK, the MCP
 // Inspector, the official conformance suite, and Node 22, which the last
-// two need. With TOOLGATE_E2E=require a missing one fails the test.
+// two need. A missing one skips the test, or fails it under
+// RUBICON_TEST_REQUIRE (testkit's rule).
 
 // nodeEnv is where the tests find Node and the npm packages.
 type nodeEnv struct {
@@ -27,8 +28,8 @@ type nodeEnv struct {
 }
 
 // nodeFor returns a Node of at least version minimum ("22.19") and the
-// node_modules that hold pkgs, or skips (fails under TOOLGATE_E2E=require)
-// when they are not installed.
+// node_modules that hold pkgs; their absence ends the test by testkit's
+// rule.
 func nodeFor(t testing.TB, minimum string, pkgs ...string) nodeEnv {
 	t.Helper()
 	n := testspecs.Node(t, minimum, pkgs...)
@@ -73,12 +74,13 @@ func runNode(t *testing.T, n nodeEnv, env []string, args ...string) []byte {
 // The MCP Inspector's command line lists toolgate's tools, over stdio and
 // over Streamable HTTP.
 func TestInspectorListsTools(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	_, base := upstream(t)
 	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	env := []string{"HOME=" + t.TempDir()} // where it would keep its catalog of servers
 	overStdio := runNode(t, n, env, inspector, "--cli", "--method", "tools/list", "--",
-		binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
+		binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	overHTTP := runNode(t, n, env, inspector, "--cli", "--method", "tools/list", "--transport", "http", url)
 	for transport, out := range map[string][]byte{"stdio": overStdio, "http": overHTTP} {
@@ -102,6 +104,7 @@ func TestInspectorListsTools(t *testing.T) {
 // pod whose container has a name that is not a string is refused, by the
 // whole schema, deeper than the listed one goes, and nothing is sent.
 func TestInspectorOnKubernetes(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	doc := testspecs.Corpus(t, "k8s-swagger.json")
 	up := newRecorder(t)
@@ -114,7 +117,7 @@ func TestInspectorOnKubernetes(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, n.node, append([]string{inspector, "--cli"}, append(args, "--", binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)...)...)
+		cmd := exec.CommandContext(ctx, n.node, append([]string{inspector, "--cli"}, append(args, "--", binary(t), "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)...)...)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.Output()
 		if err != nil && (cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 5) {

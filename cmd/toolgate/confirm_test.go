@@ -53,10 +53,11 @@ func confirmConfig(t *testing.T) string {
 // that order: only the last reaches the upstream, and the journal keeps
 // only that one.
 func TestTypeScriptClientConfirms(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
-		r := elicitClient(t, mode, "decline,cancel,unticked,accept", "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
+		r := elicitClient(t, mode, "decline,cancel,unticked,accept", "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
 			"--config", confirmConfig(t), "--upstream", base, "--db", db)
 
 		if r.Tool == nil || r.Tool.Annotations.DestructiveHint == nil || !*r.Tool.Annotations.DestructiveHint ||
@@ -100,9 +101,10 @@ func TestTypeScriptClientConfirms(t *testing.T) {
 // TestTypeScriptClientWithoutElicitation checks that a client that does
 // not declare elicitation is refused plainly, and nothing is sent.
 func TestTypeScriptClientWithoutElicitation(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
-		r := elicitClient(t, mode, "none", "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
+		r := elicitClient(t, mode, "none", "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode,
 			"--config", confirmConfig(t), "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
 		want := "NOT SENT: refundOrder needs a person's confirmation through MCP elicitation (a form), which this client does not support. Nothing was sent."
 		if len(r.Calls) != 1 || !r.Calls[0].IsError || !strings.HasPrefix(r.Calls[0].Text, want) || r.Calls[0].Asked != nil {
@@ -117,6 +119,7 @@ func TestTypeScriptClientWithoutElicitation(t *testing.T) {
 // TestTypeScriptClientConfirmsOverHTTP asks the person over Streamable
 // HTTP, where the question travels on the call's own stream.
 func TestTypeScriptClientConfirmsOverHTTP(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--mode", mode, "--config", confirmConfig(t), "--upstream", base,

@@ -65,6 +65,7 @@ type check struct {
 // serve --http on the example shop, without a token, as the suite's
 // DNS rebinding scenario asks.
 func TestConformanceSuite(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22", "@modelcontextprotocol/conformance")
 	_, base := upstream(t)
 	url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))

@@ -16,6 +16,7 @@ import (
 // TestConsoleCommand runs toolgate console as the README does and reads
 // its pages and metrics; an interrupt ends it cleanly.
 func TestConsoleCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "shop.yaml")
 	data, err := os.ReadFile("../../examples/shop/toolgate.yaml")
@@ -23,7 +24,7 @@ func TestConsoleCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(config, data, 0o644)
-	cmd := exec.Command(binary, "console", shopSpec, "--config", config, "--db", filepath.Join(dir, "journal.db"), "--addr", "127.0.0.1:0")
+	cmd := exec.Command(binary(t), "console", shopSpec, "--config", config, "--db", filepath.Join(dir, "journal.db"), "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "USER=ann")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
@@ -86,8 +87,8 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 	switch {
 	case fileExists(github):
 		docs = append(docs, github)
-	case os.Getenv("TOOLGATE_E2E") == "require":
-		t.Fatalf("GitHub's description is not at %s (TOOLGATE_E2E=require; .ci/run installs @octokit/openapi)", github)
+	case testkit.Required(testkit.NPM()):
+		testkit.Missing(t, testkit.NPM("@octokit/openapi"), "GitHub's description is not at "+github)
 	default:
 		t.Logf("GitHub's description is not at %s; .ci/run installs it", github)
 	}
@@ -100,7 +101,7 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "j.db")
 			if says := refusedByDesign[name]; says != "" {
-				cmd := exec.Command(binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
+				cmd := exec.Command(binary(t), "serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", db)
 				out, _ := cmd.CombinedOutput()
 				if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) || strings.Count(string(out), "\n") != 1 {
 					t.Errorf("toolgate serve refuses this document by design, in one line that says it %s; it said (exit %d) %s", says, code, out)
@@ -109,7 +110,7 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 			}
 			up := newRecorder(t)
 			var r corpusReport
-			out := runScript(t, n, "corpus.mjs", nil, binary, "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)
+			out := runScript(t, n, "corpus.mjs", nil, binary(t), "serve", doc, "--config", noCredentials, "--stdio", "--upstream", up.url, "--db", db)
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatalf("the client printed %q: %v", out, err)
 			}
@@ -146,7 +147,7 @@ func TestTypeScriptClientOnEveryDocument(t *testing.T) {
 // at path under the defaults, as inspect counts them.
 func exposedTools(t *testing.T, path string) int {
 	t.Helper()
-	out, err := exec.Command(binary, "inspect", path, "--json").Output()
+	out, err := exec.Command(binary(t), "inspect", path, "--json").Output()
 	if err != nil {
 		t.Fatalf("toolgate inspect %s: %v", path, err)
 	}

@@ -17,6 +17,7 @@ import (
 // SIGINT or SIGTERM while a large document loads stops toolgate inspect
 // and toolgate serve at once, with a message and exit code 130.
 func TestInterruptWhileLoading(t *testing.T) {
+	t.Parallel()
 	// JSON is YAML; a comment first makes toolgate read it as YAML, which
 	// takes seconds at this size.
 	doc := filepath.Join(t.TempDir(), "large.yaml")
@@ -30,7 +31,7 @@ func TestInterruptWhileLoading(t *testing.T) {
 		{[]string{"inspect", doc}, os.Interrupt},
 		{[]string{"serve", doc, "--config", noCredentials, "--stdio", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "journal.db")}, syscall.SIGTERM},
 	} {
-		cmd := exec.Command(binary, c.args...)
+		cmd := exec.Command(binary(t), c.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		stdin, err := cmd.StdinPipe() // kept open: serve must not stop for want of input

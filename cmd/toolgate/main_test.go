@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,29 +20,21 @@ import (
 
 	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/internal/shopapi"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
-
-// The tests run the real command, built once.
-var binary string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(noopServerEnv) != "" {
 		noopServer()
 		return
 	}
-	dir, err := os.MkdirTemp("", "toolgate-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "toolgate")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build toolgate: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.Main(m)
+}
+
+// binary is the real command, which the tests run, built once.
+func binary(tb testing.TB) string {
+	tb.Helper()
+	return testkit.Binary(tb, "cmd/toolgate")
 }
 
 const shopSpec = "../../examples/shop/openapi.yaml"
@@ -112,7 +103,7 @@ func loopback(t testing.TB, h http.Handler) string {
 // serveHTTP starts toolgate serve --http and returns its endpoint.
 func serveHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", shopSpec, "--config", noCredentials}, args...)...)
+	cmd := exec.Command(binary(t), append([]string{"serve", shopSpec, "--config", noCredentials}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -240,10 +231,11 @@ func typescript(t *testing.T, env []string, args ...string) session {
 }
 
 func TestTypeScriptClientOverStdio(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
-		s := typescript(t, modeEnv(mode, nil), "stdio", binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+		s := typescript(t, modeEnv(mode, nil), "stdio", binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 		checkSession(t, s, api)
 		calls := run(t, "calls", "--db", db)
 		if !strings.Contains(calls, "createOrder") || !strings.Contains(calls, "ambiguous") || !strings.Contains(calls, `"B7"`) {
@@ -253,6 +245,7 @@ func TestTypeScriptClientOverStdio(t *testing.T) {
 }
 
 func TestTypeScriptClientOverHTTP(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		url := serveHTTP(t, nil, "--http", "127.0.0.1:0", "--mode", mode, "--upstream", base, "--db", filepath.Join(t.TempDir(), "journal.db"))
@@ -261,6 +254,7 @@ func TestTypeScriptClientOverHTTP(t *testing.T) {
 }
 
 func TestTypeScriptClientWithToken(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		token := []string{"TOOLGATE_TOKEN=0123456789abcdef0123"}
@@ -273,7 +267,7 @@ func TestTypeScriptClientWithToken(t *testing.T) {
 func run(t *testing.T, args ...string) string {
 	t.Helper()
 	var stderr bytes.Buffer
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -283,13 +277,14 @@ func run(t *testing.T, args ...string) string {
 }
 
 func TestGoClientOverStdioAndResolve(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		api, base := upstream(t)
 		db := filepath.Join(t.TempDir(), "journal.db")
 		ctx := context.Background()
 		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		connect := func() *mcp.ClientSession {
-			cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
+			cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--mode", mode, "--upstream", base, "--db", db)
 			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -317,7 +312,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 		}
 		// Not applied waits for the lease the call was sent under, and says
 		// so; the order is in the list: applied.
-		early := exec.Command(binary, "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db)
+		early := exec.Command(binary(t), "resolve", key, "--not-applied", "--note", "not in the order list", "--by", "test", "--db", db)
 		if out, err := early.CombinedOutput(); err == nil || !strings.Contains(string(out), "resolve it as not applied after then") {
 			t.Errorf("resolve --not-applied within the call's lease: %v\n%s", err, out)
 		}
@@ -332,7 +327,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 			t.Errorf("calls --json: the arguments are not JSON, or a zero time is printed:\n%s", calls)
 		}
 		sh := exec.Command("sh", "-c", pasted[1]+" --json")
-		sh.Env = append(os.Environ(), "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"), "TOOLGATE_DB="+db)
+		sh.Env = append(os.Environ(), "PATH="+filepath.Dir(binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"), "TOOLGATE_DB="+db)
 		out, err := sh.Output()
 		if err != nil || !strings.Contains(string(out), `"state": "applied"`) {
 			t.Errorf("%s, as pasted: %v\n%s", pasted[1], err, out)
@@ -356,6 +351,7 @@ func TestGoClientOverStdioAndResolve(t *testing.T) {
 }
 
 func TestHTTPRefusesForeignOriginsAndMissingTokens(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
 	token := "0123456789abcdef0123"
 	url := serveHTTP(t, []string{"TOOLGATE_TOKEN=" + token}, "--http", "127.0.0.1:0", "--upstream", base,
@@ -422,12 +418,13 @@ func postInitialize(t *testing.T, url string, header map[string]string) (*http.R
 }
 
 func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
+	t.Parallel()
 	for origin, says := range map[string]string{
 		"null":                    "every local file, sandboxed frame and redirected request",
 		"*":                       "name each origin",
 		"https://app.example/x/y": "give a scheme and a host, and nothing more",
 	} {
-		cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
+		cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1",
 			"--db", filepath.Join(t.TempDir(), "j.db"), "--allow-origin", origin)
 		out, _ := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), says) {
@@ -437,13 +434,14 @@ func TestAllowOriginRefusesWhatCannotBeAllowed(t *testing.T) {
 }
 
 func TestHTTPBeyondLoopbackNeedsAToken(t *testing.T) {
-	cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	t.Parallel()
+	cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=")
 	out, err := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "TOOLGATE_TOKEN") {
 		t.Errorf("exit %d: %s", code, out)
 	}
-	cmd = exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd = exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--http", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_TOKEN=short")
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "shorter than 16") || strings.Contains(string(out), "short\n") {

@@ -27,6 +27,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // reads /metrics behind the same token. In search mode the calls count
 // for the operation called, not for call_operation.
 func TestHTTPServesMetrics(t *testing.T) {
+	t.Parallel()
 	inModes(t, func(t *testing.T, mode string) {
 		_, base := upstream(t)
 		const token = "0123456789abcdef0123"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
@@ -31,8 +32,8 @@ var largeAPIs = []struct {
 	{"github", "create an issue in repo o/r", "issues_create", "meta_root", "issues_create"},
 }
 
-// largeAPI returns the document of a large API, or skips (fails under
-// TOOLGATE_E2E=require) when GitHub's is not installed.
+// largeAPI returns the document of a large API; GitHub's missing ends the
+// test by testkit's rule.
 func largeAPI(t *testing.T, name string, n nodeEnv) string {
 	t.Helper()
 	if name == "kubernetes" {
@@ -43,10 +44,7 @@ func largeAPI(t *testing.T, name string, n nodeEnv) string {
 		github = filepath.Join(n.modules, "@octokit", "openapi", "generated", "api.github.com.json")
 	}
 	if !fileExists(github) {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			t.Fatalf("GitHub's description is not at %s (TOOLGATE_E2E=require; .ci/run installs @octokit/openapi)", github)
-		}
-		t.Skipf("GitHub's description is not at %s; .ci/run installs it", github)
+		testkit.Missing(t, testkit.NPM("@octokit/openapi"), "GitHub's description is not at "+github)
 	}
 	return github
 }
@@ -56,13 +54,14 @@ func largeAPI(t *testing.T, name string, n nodeEnv) string {
 // and calls operations through call_operation: one that reaches the
 // upstream, and one without its required arguments, which sends nothing.
 func TestTypeScriptClientInSearchMode(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "18", "@modelcontextprotocol/sdk")
 	for _, api := range largeAPIs {
 		t.Run(api.name, func(t *testing.T) {
 			doc := largeAPI(t, api.name, n)
 			up := newRecorder(t)
 			out := runScript(t, n, "search.mjs", nil, api.query, api.free+","+api.needs,
-				binary, "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.url, "--db", filepath.Join(t.TempDir(), "j.db"))
+				binary(t), "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.url, "--db", filepath.Join(t.TempDir(), "j.db"))
 			var r struct {
 				Listed           []string
 				Search, Describe string
@@ -105,6 +104,7 @@ func TestTypeScriptClientInSearchMode(t *testing.T) {
 // through call_operation, an operation that reaches the upstream, which
 // answers it (the inspector fails on an error result).
 func TestInspectorInSearchMode(t *testing.T) {
+	t.Parallel()
 	n := nodeFor(t, "22.19", "@modelcontextprotocol/inspector")
 	inspector := filepath.Join(n.modules, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	for _, api := range largeAPIs {
@@ -117,7 +117,7 @@ func TestInspectorInSearchMode(t *testing.T) {
 				io.WriteString(w, `{"answered":"`+r.Method+" "+r.URL.Path+`"}`)
 			}))
 			defer up.Close()
-			serve := []string{"--", binary, "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.URL, "--db", filepath.Join(t.TempDir(), "j.db")}
+			serve := []string{"--", binary(t), "serve", doc, "--config", noCredentials, "--stdio", "--mode", "search", "--upstream", up.URL, "--db", filepath.Join(t.TempDir(), "j.db")}
 			env := []string{"HOME=" + t.TempDir()}
 			inspect := func(args ...string) []byte {
 				return runNode(t, n, env, append(append([]string{inspector, "--cli"}, args...), serve...)...)
@@ -160,6 +160,7 @@ func TestInspectorInSearchMode(t *testing.T) {
 // and the example API in tools mode, and says which on start, with the
 // figures that decided.
 func TestServeAutoMode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		spec, says string
@@ -169,7 +170,7 @@ func TestServeAutoMode(t *testing.T) {
 		{shopSpec, "mode auto chose tools: 4 tools are exposed (search past 128) and tools/list is 1 KiB (search past 256 KiB)", 4},
 	} {
 		var stderr bytes.Buffer
-		cmd := exec.Command(binary, "serve", c.spec, "--config", noCredentials, "--stdio", "--mode", "auto", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
+		cmd := exec.Command(binary(t), "serve", c.spec, "--config", noCredentials, "--stdio", "--mode", "auto", "--upstream", "http://127.0.0.1:1", "--db", filepath.Join(t.TempDir(), "j.db"))
 		cmd.Stderr = &stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {

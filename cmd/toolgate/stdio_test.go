@@ -54,8 +54,9 @@ func byID(rs []reply) map[string]reply {
 }
 
 func TestStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
-	cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
+	cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", filepath.Join(t.TempDir(), "j.db"))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
 }
 
 func TestStdioAnswersEveryRequestReadBeforeTheInputEnds(t *testing.T) {
+	t.Parallel()
 	_, base := upstream(t)
 	db := filepath.Join(t.TempDir(), "j.db")
 	input := strings.Join([]string{
@@ -138,7 +140,7 @@ func TestStdioAnswersEveryRequestReadBeforeTheInputEnds(t *testing.T) {
 	const runs = 20
 	answered := 0
 	for i := range runs {
-		cmd := exec.Command(binary, "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", db)
+		cmd := exec.Command(binary(t), "serve", shopSpec, "--config", noCredentials, "--stdio", "--upstream", base, "--db", db)
 		cmd.Stdin = strings.NewReader(input) // written at once, then closed
 		out, err := cmd.Output()
 		if err != nil {

@@ -44,7 +44,7 @@ var components = []component{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testdb", "internal/schematest", "internal/browsertest", "internal/testspecs", "internal/archtest", "internal/doccheck"}
+var testOnly = []string{"internal/testkit", "internal/testdb", "internal/schematest", "internal/browsertest", "internal/testspecs", "internal/archtest", "internal/doccheck"}
 
 // entryPoints are the packages that only the named importers may import:
 // a product's command line is the program's, its console pages are its
@@ -99,8 +99,8 @@ func Check(pkgs []Package) []string {
 // breaks says which rule the import of imp by path, of component from,
 // breaks, or "".
 func breaks(path string, from component, imp string) string {
-	if isTestOnly(imp) {
-		return "it is a test kit, for tests only"
+	if isTestOnly(imp) && !isTestOnly(path) {
+		return "it is a test kit, for tests and test kits only"
 	}
 	if importers, ok := entryPoints[imp]; ok && !slices.Contains(importers, path) {
 		return "only " + strings.Join(mapShow(importers), " and ") + " may"

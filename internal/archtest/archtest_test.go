@@ -103,6 +103,9 @@ func TestCheckFindsEveryBrokenRule(t *testing.T) {
 		{Package{Path: "recall/recording", Imports: []string{"recall/store"}}, "imports point down"},
 		{Package{Path: "newthing"}, "in no component"},
 	}
+	if bad := Check([]Package{{Path: "internal/testdb", Imports: []string{"internal/testkit"}}}); len(bad) != 0 {
+		t.Errorf("a test kit importing another: %q; want nothing", bad)
+	}
 	for _, c := range cases {
 		bad := Check([]Package{c.pkg})
 		if len(bad) != 1 || !strings.Contains(bad[0], c.want) {

@@ -3,51 +3,34 @@
 // loaded, forms filled and sent as a person would, with the browser's own
 // security rules in force.
 //
-// A test skips when Chromium is missing, unless $TOOLGATE_E2E is
-// "require" (as CI sets it), when it fails. With $TOOLGATE_SCREENSHOTS
+// Chromium missing ends a test by testkit's rule: a skip that says how to
+// install it, or a failure under $RUBICON_TEST_REQUIRE (as CI sets it).
+// With $TOOLGATE_SCREENSHOTS
 // naming a directory, [Screenshot] saves each page it is given there.
 package browsertest
 
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// RequireEnv, set to "require", makes a missing browser a failure.
-const RequireEnv = "TOOLGATE_E2E"
+	"github.com/rubicon-go/rubicon/internal/testkit"
+)
 
 // ScreenshotsEnv names the directory where [Screenshot] saves pages.
 const ScreenshotsEnv = "TOOLGATE_SCREENSHOTS"
-
-// chromium finds the browser.
-func chromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // New starts a headless browser of its own for t, with a fresh profile,
 // and returns the context that drives it; everything ends with t. Each
 // action has 60 s.
 func New(t testing.TB) context.Context {
 	t.Helper()
-	path := chromium()
-	if path == "" {
-		msg := "headless Chromium is needed for this test (apt-get install chromium)"
-		if os.Getenv(RequireEnv) == "require" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testkit.Long(t)
+	path := testkit.Require(t, testkit.Chromium, "chromium", "chromium-browser", "google-chrome")
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 )
 
@@ -293,22 +294,13 @@ func TestCompletion(t *testing.T) {
 // TestBashCompletion completes a command line in bash with the script the
 // program prints, as a person pressing tab would.
 func TestBashCompletion(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal("bash is needed: ", err)
-	}
+	bash := testkit.Require(t, testkit.BashCompletion, "bash")
 	// The scripts use the functions of the bash-completion package, as
 	// the shells of distributions have them.
 	const helpers = "/usr/share/bash-completion/bash_completion"
-	if _, err := os.Stat(helpers); err != nil {
-		t.Fatalf("the bash-completion package is needed (apt-get install bash-completion): %v", err)
-	}
-	dir := t.TempDir()
+	testkit.RequireFile(t, testkit.BashCompletion, helpers)
 	// The program under test, as a binary the script can call.
-	bin := filepath.Join(dir, "example")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/example").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	dir := filepath.Dir(testkit.Binary(t, "internal/command/testdata/example"))
 	script := `source ` + helpers + `
 source <(example completion bash)
 COMP_WORDS=(example res); COMP_CWORD=1; COMP_LINE="example res"; COMP_POINT=${#COMP_LINE}
@@ -346,3 +338,5 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestMain(m *testing.M) { testkit.Main(m) }

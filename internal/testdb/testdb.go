@@ -1,7 +1,9 @@
 // Package testdb gives tests databases of their own on both backends:
 // SQLite files in the test's temporary directory, and PostgreSQL schemas on
 // the test server ($RUBICON_TEST_POSTGRES, by default the local server's
-// database test; "off" skips PostgreSQL), dropped when the test ends.
+// database test), dropped when the test ends. A server that cannot be
+// reached, or RUBICON_TEST_POSTGRES=off, ends a PostgreSQL test by
+// testkit's rule: a skip, or a failure under $RUBICON_TEST_REQUIRE.
 package testdb
 
 import (
@@ -15,9 +17,11 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
 
-// Env names the PostgreSQL server the tests use; "off" skips PostgreSQL.
+// Env names the PostgreSQL server the tests use; "off" treats it as missing.
 const Env = "RUBICON_TEST_POSTGRES"
 
 // DefaultPostgres is the server the tests use when Env is unset.
@@ -30,23 +34,23 @@ type Backend struct {
 	DSN func(t testing.TB) string
 }
 
-// Backends returns SQLite and, unless Env is "off", PostgreSQL.
+// Backends returns SQLite and PostgreSQL.
 func Backends() []Backend {
-	bs := []Backend{{Name: "sqlite", DSN: func(t testing.TB) string { return filepath.Join(t.TempDir(), "test.db") }}}
-	if os.Getenv(Env) != "off" {
-		bs = append(bs, Backend{Name: "postgres", DSN: Postgres})
+	return []Backend{
+		{Name: "sqlite", DSN: func(t testing.TB) string { return filepath.Join(t.TempDir(), "test.db") }},
+		{Name: "postgres", DSN: Postgres},
 	}
-	return bs
 }
 
 // Postgres creates a PostgreSQL schema for one test and returns a DSN
-// whose search_path points at it. It skips the test when Env is "off".
+// whose search_path points at it. A server it cannot reach, or Env "off",
+// ends the test by testkit's rule for a missing tool.
 func Postgres(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(Env)
 	switch base {
 	case "off":
-		t.Skip("PostgreSQL is off")
+		testkit.Missing(t, testkit.PostgreSQL, Env+" is off")
 	case "":
 		base = DefaultPostgres
 	}
@@ -57,9 +61,12 @@ func Postgres(t testing.TB) string {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	if err := admin.PingContext(ctx); err != nil {
+		testkit.Missing(t, testkit.PostgreSQL, "PostgreSQL at "+base+" cannot be reached ("+err.Error()+")")
+	}
 	schema := "rubicon_test_" + strings.ToLower(rand.Text()[:12])
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is needed (set %s to another DSN, or to off to skip): %v", base, Env, err)
+		t.Fatalf("PostgreSQL at %s answers but a test schema cannot be made there (set %s to another server's DSN): %v", base, Env, err)
 	}
 	t.Cleanup(func() {
 		if db, err := sql.Open("pgx", base); err == nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
 
 // NodeModulesEnv names the environment variable that points at the npm
@@ -31,16 +33,14 @@ func NodeModulesDir() (string, error) {
 	return dir, nil
 }
 
-// NodeModules returns NodeModulesDir. The test is skipped when node or the
-// packages are missing, and fails instead when $TOOLGATE_E2E is "require".
+// NodeModules returns NodeModulesDir. Node or the packages missing end
+// the test by testkit's rule: a skip that says how to install them, or a
+// failure under $RUBICON_TEST_REQUIRE.
 func NodeModules(tb testing.TB) string {
 	tb.Helper()
 	dir, err := NodeModulesDir()
 	if err != nil {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			tb.Fatalf("node or ajv is missing: %v", err)
-		}
-		tb.Skip("node or the npm packages are not installed (.ci/run installs them: npm install @modelcontextprotocol/sdk)")
+		testkit.Missing(tb, testkit.NPM("@modelcontextprotocol/sdk"), "node or ajv, which @modelcontextprotocol/sdk brings, is missing: "+err.Error())
 	}
 	return dir
 }

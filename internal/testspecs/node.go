@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
 
 // NodeEnv is where a test finds Node and the npm packages that .ci/run
@@ -19,32 +21,27 @@ type NodeEnv struct {
 
 // Node returns a Node of at least version minimum ("22.19") and the
 // node_modules ($TOOLGATE_NODE_MODULES, else .cache/npm/node_modules)
-// that hold pkgs. The test is skipped, saying how to install what is
-// missing, or fails when $TOOLGATE_E2E is "require".
+// that hold pkgs. What is missing ends the test by testkit's rule: a
+// skip that says how to install it, or a failure under
+// $RUBICON_TEST_REQUIRE.
 func Node(tb testing.TB, minimum string, pkgs ...string) NodeEnv {
 	tb.Helper()
+	testkit.Long(tb)
 	modules := os.Getenv(NodeModulesEnv)
 	if modules == "" {
 		modules = filepath.Join(CorpusDir(), "..", "..", "..", ".cache", "npm", "node_modules")
 	}
-	missing := func(what string) {
-		tb.Helper()
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			tb.Fatalf("%s (TOOLGATE_E2E=require; .ci/run installs it into .cache/npm)", what)
-		}
-		tb.Skipf("%s; .ci/run installs it into .cache/npm (npm install --prefix .cache/npm %s)", what, strings.Join(pkgs, " "))
-	}
 	for _, p := range pkgs {
 		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p), "package.json")); err != nil {
-			missing("the npm package " + p + " is not installed in " + modules)
+			testkit.Missing(tb, testkit.NPM(pkgs...), "the npm package "+p+" is not installed in "+modules)
 		}
 	}
 	node, version := findNode(modules)
 	if node == "" {
-		missing("node is not installed")
+		testkit.Missing(tb, testkit.Node, "node is not installed")
 	}
 	if older(version, minimum) {
-		missing("node " + version + " is too old for " + strings.Join(pkgs, ", ") + ", which need Node " + minimum)
+		testkit.Missing(tb, testkit.Node, "node "+version+" is too old for "+strings.Join(pkgs, ", ")+", which need Node "+minimum)
 	}
 	return NodeEnv{Node: node, Modules: modules}
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -28,10 +29,11 @@ func binary(t *testing.T, bin string, env []string, args ...string) result {
 // lacks, retry-failed leaves it, and the next run after the budget is
 // raised sends it.
 func TestBudgetCommandAndPlainRuns(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 4 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, 30+i)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, time.Duration(30+i)*time.Second)
 	}
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
@@ -92,17 +94,12 @@ func TestBudgetCommandAndPlainRuns(t *testing.T) {
 // recordings, a budget equal to what 'estimate' says transcribes every
 // one, and the provider charges exactly that.
 func TestBudgetOfTheEstimate(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec, tmp := t.TempDir(), t.TempDir()
-	ffmpeg := func(out string, args ...string) {
-		t.Helper()
-		if b, err := exec.Command("ffmpeg", append(append([]string{"-hide_banner", "-loglevel", "error", "-y"}, args...), out)...).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
-	}
-	ffmpeg(filepath.Join(rec, "two.wav"), "-f", "lavfi", "-i", "sine=frequency=300:duration=2")
-	ffmpeg(filepath.Join(rec, "seven.mp3"), "-f", "lavfi", "-i", "sine=frequency=400:duration=7")
-	ffmpeg(filepath.Join(tmp, "long.mp3"), "-f", "lavfi", "-i", "sine=frequency=500:duration=68", "-b:a", "128k")
+	testkit.Tone(t, filepath.Join(rec, "two.wav"), 300, 2*time.Second)
+	testkit.Tone(t, filepath.Join(rec, "seven.mp3"), 400, 7*time.Second)
+	testkit.Tone(t, filepath.Join(tmp, "long.mp3"), 500, 68*time.Second, "-b:a", "128k")
 	long, err := os.ReadFile(filepath.Join(tmp, "long.mp3"))
 	if err != nil {
 		t.Fatal(err)

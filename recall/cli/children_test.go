@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
 
@@ -64,13 +65,12 @@ func alive(pid int) bool {
 // while ffmpeg converts a long recording: ffmpeg dies with it, its partial
 // file is left, and the next run removes it before it goes on.
 func TestKilledRunTakesItsChildrenAndItsPartialFiles(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	testkit.Long(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	// Ten minutes of plain PCM: quick to write, some seconds to convert.
-	if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-		"-i", "sine=frequency=440:duration=600:sample_rate=8000", "-ac", "1", filepath.Join(rec, "long.wav")).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, b)
-	}
+	testkit.Tone(t, filepath.Join(rec, "long.wav"), 440, 600*time.Second, "-ac", "1", "-ar", "8000")
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
 	defer srv.Close()

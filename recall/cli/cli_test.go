@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -30,14 +31,11 @@ func run(t *testing.T, env map[string]string, args ...string) result {
 
 func recording(t *testing.T, path string) {
 	t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1", path)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, b)
-	}
+	testkit.Tone(t, path, 440, time.Second)
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{}, {"frobnicate"}, {"add", "only-a-batch"}, {"status"}, {"--nope"}, {"add", "--nope", "b", "p"}} {
 		r := run(t, nil, args...)
 		if r.code != cli.ExitUsage || r.stderr == "" {
@@ -56,6 +54,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestAddAndStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	os.WriteFile(filepath.Join(dir, "fake.wav"), []byte("text"), 0o644)
@@ -87,6 +86,7 @@ func TestAddAndStatus(t *testing.T) {
 }
 
 func TestDefaultDatabaseIsInTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
@@ -100,6 +100,7 @@ func TestDefaultDatabaseIsInTheDataDirectory(t *testing.T) {
 }
 
 func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	r := run(t, nil, "--db", filepath.Join(dir, "missing", "r.db"), "add", "b", dir)
@@ -110,10 +111,8 @@ func TestUnwritableDatabaseIsAClearFailure(t *testing.T) {
 
 // TestBinaryExitCodes runs the real program.
 func TestBinaryExitCodes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	db := filepath.Join(t.TempDir(), "r.db")
@@ -126,14 +125,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{[]string{"--db", db, "status", "c"}, cli.ExitFailure},
 		{[]string{"bogus"}, cli.ExitUsage},
 	} {
-		err := exec.Command(bin, tt.args...).Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != tt.code {
+		if _, _, code := testkit.Run(t, exec.Command(bin, tt.args...)); code != tt.code {
 			t.Errorf("%q: exit %d, want %d", tt.args, code, tt.code)
 		}
 	}
@@ -142,21 +134,12 @@ func TestBinaryExitCodes(t *testing.T) {
 // TestSandboxCommand runs the standalone sandbox: it refuses connections
 // for a while, then answers and keeps its charges.
 func TestSandboxCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "sandbox", "--addr", addr, "--refuse-for", "500ms", "--faults", "1:503")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	}()
+	sandbox := testkit.Start(t, exec.Command(bin, "sandbox", "--addr", addr, "--refuse-for", "500ms", "--faults", "1:503"))
 	if _, err := http.Get("http://" + addr + "/v1/sandbox/charges"); err == nil {
 		t.Fatal("the sandbox answered during its refusal")
 	}
@@ -168,7 +151,7 @@ func TestSandboxCommand(t *testing.T) {
 		}
 	}
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("the sandbox never came up: %v", err)
+		t.Fatalf("the sandbox never came up: %v\n%s", err, sandbox.Stderr())
 	}
 	resp.Body.Close()
 	if r := run(t, nil, "sandbox", "--faults", "9:explode"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "explode") {
@@ -195,6 +178,7 @@ func commandNames(t *testing.T, help string) []string {
 // for every command, and that it lists the command's own flags (help run
 // once listed only --db and --json) and the exit codes.
 func TestHelpOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	for _, name := range commandNames(t, run(t, nil, "help").stdout) {
 		h, f := run(t, nil, "help", name), run(t, nil, name, "--help")
 		if h.code != cli.ExitOK || f.code != cli.ExitOK || h.stdout != f.stdout || !strings.HasPrefix(h.stdout, "usage: recall-archive "+name+" ") {
@@ -215,6 +199,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 // TestAmbiguousExitCodeWithJSON checks that ambiguous exits 3 when there
 // are ambiguous requests, with --json too (it once exited 0 there).
 func TestAmbiguousExitCodeWithJSON(t *testing.T) {
+	t.Parallel()
 	env, _ := ambiguousArchive(t)
 	for _, args := range [][]string{{"ambiguous"}, {"ambiguous", "--json"}, {"--json", "ambiguous", "b"}} {
 		r := run(t, env, args...)

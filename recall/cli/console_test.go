@@ -18,6 +18,7 @@ import (
 // TestConsoleCommand runs recall-archive console as the README does and
 // reads its pages and metrics; the end of its context ends it cleanly.
 func TestConsoleCommand(t *testing.T) {
+	t.Parallel()
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "r.db")
 	recording(t, filepath.Join(dir, "a.mp3"))
 	if r := run(t, nil, "--db", db, "add", "tapes", dir); r.code != cli.ExitOK {
@@ -76,6 +77,7 @@ func TestConsoleCommand(t *testing.T) {
 // loopback without a token, a busy port, or an archive that does not
 // exist is a failure that says what to do.
 func TestConsoleCommandErrors(t *testing.T) {
+	t.Parallel()
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "r.db")
 	recording(t, filepath.Join(dir, "a.mp3"))
 	run(t, nil, "--db", db, "add", "tapes", dir)

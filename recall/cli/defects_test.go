@@ -21,6 +21,7 @@ import (
 // a search without matches (null), and the times in JSON (nanoseconds
 // with no unit in their names).
 func TestExitCodesAndJSONAsDocumented(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "a.mp3"))
 	recording(t, filepath.Join(dir, "sub", "b.wav"))
@@ -104,6 +105,7 @@ func TestExitCodesAndJSONAsDocumented(t *testing.T) {
 // TestCompletionOfRecallArchive prints the completion script of each
 // shell, and completes run's flags.
 func TestCompletionOfRecallArchive(t *testing.T) {
+	t.Parallel()
 	for shell, want := range map[string]string{"bash": "__start_recall-archive", "zsh": "#compdef recall-archive", "fish": "complete -c recall-archive"} {
 		if r := run(t, nil, "completion", shell); r.code != cli.ExitOK || !strings.Contains(r.stdout, want) {
 			t.Errorf("completion %s: exit %d, no %q", shell, r.code, want)

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
 
@@ -21,14 +23,16 @@ import (
 // rounds of 8 recordings per backend: before worker names had a random
 // part, about one round in two charged a recording twice.
 func TestRunsInPIDNamespacesPayOnce(t *testing.T) {
+	t.Parallel()
+	testkit.Long(t)
 	if err := exec.Command("unshare", "--pid", "--fork", "--kill-child", "true").Run(); err != nil {
 		t.Skipf("no PID namespaces here (unshare --pid: %v)", err)
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	const n = 8
 	for i := range n {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+40*i, 1)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+40*i, time.Second)
 	}
 	for _, b := range testdb.Backends() {
 		for round := range 2 {

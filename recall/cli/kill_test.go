@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
@@ -25,15 +26,14 @@ import (
 // was charged twice, and the ledger equals the provider's charges plus the
 // holds of ambiguous requests.
 func TestKillRunAtRandomMoments(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	testkit.Long(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 6 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, 1+i%3)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 200+50*i, time.Duration(1+i%3)*time.Second)
 	}
-	runs := 8
-	if testing.Short() {
-		runs = 3
-	}
+	const runs = 8
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 3))
 	t.Logf("seed %d", seed)
@@ -119,25 +119,6 @@ func checkAfterKill(t *testing.T, run int, db string, sb *sandbox.Server) {
 	}
 }
 
-// tone writes seconds of a sine at freq Hz to path, encoded as its
-// extension says.
-func tone(t testing.TB, path string, freq, seconds int) {
-	t.Helper()
-	if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-		"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", freq, seconds), path).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, b)
-	}
-}
-
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
-	return bin
-}
-
 func exitCode(err error) int {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
@@ -153,10 +134,11 @@ func exitCode(err error) int {
 // request in flight ends (here by its timeout, ambiguous), and the process
 // exits saying so; the rest wait for the next run.
 func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 3 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 1)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, time.Second)
 	}
 	plan, _ := sandbox.ParsePlan("1:hang")
 	sb := sandbox.New(sandbox.Options{Plan: plan})
@@ -203,14 +185,12 @@ func TestInterruptFinishesWhatIsInFlight(t *testing.T) {
 // a file its user cannot read. As root, which reads everything, it runs
 // add as the user nobody.
 func TestUnreadableFileIsReportedAndTheBatchGoesOn(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
 	work := t.TempDir()
 	for _, name := range []string{"ok.mp3", "locked.mp3"} {
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", "sine=duration=1:frequency="+map[string]string{"ok.mp3": "300", "locked.mp3": "500"}[name], filepath.Join(dir, name)).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		testkit.Tone(t, filepath.Join(dir, name), map[string]int{"ok.mp3": 300, "locked.mp3": 500}[name], time.Second)
 	}
 	os.Chmod(filepath.Join(dir, "locked.mp3"), 0)
 	cmd := exec.Command(bin, "--db", filepath.Join(work, "r.db"), "--json", "add", "b", dir)

@@ -13,6 +13,7 @@ import (
 // before anything is sent, with what to give instead; by default the lease
 // is --timeout plus 30 s.
 func TestLeaseOutlastsTheTimeout(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"RECALL_DB": filepath.Join(t.TempDir(), "r.db")}
 	run1 := func(args ...string) result {
 		return run(t, env, append([]string{"run", "b", "--provider-url", "http://127.0.0.1:1"}, args...)...)

@@ -30,6 +30,7 @@ func testDisplay(out *bytes.Buffer, tty bool) (*display, *fakeClock, *recall.Mon
 // from the rate of answers, and the count reaching the batch's size on a
 // resumed run (a recording done by an earlier run counts).
 func TestDisplayOnATerminal(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	d, c, m := testDisplay(&out, true)
 	d.refreshMoney()
@@ -88,6 +89,7 @@ func TestDisplayOnATerminal(t *testing.T) {
 // TestDisplayAsLines: without a terminal, each step is a line with the
 // file, the stage, the chunk and the money.
 func TestDisplayAsLines(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	d, _, m := testDisplay(&out, false)
 	stop := d.start()
@@ -113,6 +115,7 @@ recall-archive: [2/4] "talks/x.mp3": failed before any payment: ffmpeg: no audio
 // TestInterruptSaysWhatItWaitsFor: the first Ctrl-C is answered with the
 // requests in flight, and what a second one does.
 func TestInterruptSaysWhatItWaitsFor(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	d, _, _ := testDisplay(&out, false)
 	d.step(recall.Progress{SHA256: "a", Path: "a.mp3", Stage: recall.StageConverting})

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -17,9 +19,10 @@ import (
 // OpenAI's error object) gets one request, not one per recording; the
 // run fails naming the variable that holds the key and how to go on.
 func TestRefusedKeyStopsTheRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 3 {
-		tone(t, filepath.Join(dir, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 1)
+		testkit.Tone(t, filepath.Join(dir, fmt.Sprintf("r%d.mp3", i)), 300+100*i, time.Second)
 	}
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	rec "github.com/rubicon-go/rubicon/recall/recording" // the tests name their tone helper recording
@@ -22,10 +23,11 @@ import (
 // not waiting, by run and status; a search that only the sandbox's
 // placeholders would answer says so.
 func TestRunTellsTheBatchAsItStands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	tone(t, filepath.Join(dir, "gone.mp3"), 331, 2)
-	tone(t, filepath.Join(dir, "held.mp3"), 449, 2)
-	tone(t, filepath.Join(dir, "kept.mp3"), 563, 2)
+	testkit.Tone(t, filepath.Join(dir, "gone.mp3"), 331, 2*time.Second)
+	testkit.Tone(t, filepath.Join(dir, "held.mp3"), 449, 2*time.Second)
+	testkit.Tone(t, filepath.Join(dir, "kept.mp3"), 563, 2*time.Second)
 	db := filepath.Join(t.TempDir(), "r.db")
 	env := map[string]string{cli.DBEnv: db, "XDG_CACHE_HOME": t.TempDir()}
 	if r := run(t, env, "add", "b", dir); r.code != cli.ExitOK {
@@ -84,9 +86,10 @@ func TestRunTellsTheBatchAsItStands(t *testing.T) {
 // archive in a read-only directory: every command that only reads it
 // answers; one that would change it fails, saying it is read-only.
 func TestReadOnlyArchiveAnswersReads(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	dir := t.TempDir()
-	tone(t, filepath.Join(dir, "a.mp3"), 300, 1)
+	testkit.Tone(t, filepath.Join(dir, "a.mp3"), 300, time.Second)
 	home := t.TempDir()
 	db := filepath.Join(home, "r.db")
 	env := map[string]string{cli.DBEnv: db, "XDG_CACHE_HOME": t.TempDir()}

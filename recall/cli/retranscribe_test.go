@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -35,10 +37,11 @@ func answering(t *testing.T, bin, stdin string, env []string, args ...string) re
 // retranscribe shows it, asks, and transcribes with openai once agreed,
 // and never again.
 func TestTrialWithTheSandboxThenARealProvider(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 2 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 3)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 3*time.Second)
 	}
 	real := sandbox.New(sandbox.Options{}) // stands in for openai
 	srv := httptest.NewServer(real)

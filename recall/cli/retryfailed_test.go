@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -17,10 +19,11 @@ import (
 // --safe-only --queue-only' and not sent, and sent, with run's flags, by
 // 'retry-failed --safe-only'; it is paid once.
 func TestRetryFailedRunsWhatFailedBeforePayment(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 2 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 2)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("r%d.mp3", i)), 300+100*i, 2*time.Second)
 	}
 	plan, err := sandbox.ParsePlan("1:429,2:429")
 	if err != nil {

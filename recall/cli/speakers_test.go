@@ -55,6 +55,7 @@ func assemblyAIWithSpeakers(t *testing.T) (*httptest.Server, func() map[string]a
 // shows it), SRT and text with the speaker's name where a turn starts,
 // JSON per segment.
 func TestSpeakersEndToEnd(t *testing.T) {
+	t.Parallel()
 	srv, job := assemblyAIWithSpeakers(t)
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "interview.mp3"))
@@ -108,6 +109,7 @@ func TestSpeakersEndToEnd(t *testing.T) {
 // provider's request, and one it cannot take is refused before a key is
 // read or anything sent, naming the flag.
 func TestHintFlags(t *testing.T) {
+	t.Parallel()
 	srv, job := assemblyAIWithSpeakers(t)
 	dir := t.TempDir()
 	recording(t, filepath.Join(dir, "talk.mp3"))

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -132,10 +133,7 @@ func speak(t *testing.T, path, text string, silence int) {
 		t.Fatalf("espeak-ng: %v\n%s", err, out)
 	}
 	defer os.Remove(wav)
-	if out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-i", wav,
-		"-af", fmt.Sprintf("adelay=%d:all=1", silence*1000), "-ac", "1", path).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, out)
-	}
+	testkit.FFmpegFile(t, path, "-i", wav, "-af", fmt.Sprintf("adelay=%d:all=1", silence*1000), "-ac", "1")
 }
 
 // TestRealSpeechThroughTheWholePipeline speaks known sentences with
@@ -144,14 +142,11 @@ func speak(t *testing.T, path, text string, silence int) {
 // and finds their words with search, at the time they are spoken: after
 // 5 s of silence in one recording, at once in the other.
 func TestRealSpeechThroughTheWholePipeline(t *testing.T) {
-	for _, tool := range []string{"ffmpeg", "espeak-ng", "pocketsphinx_continuous"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (apt-get install ffmpeg espeak-ng pocketsphinx pocketsphinx-en-us): %v", tool, err)
-		}
-	}
-	if _, err := os.Stat("/usr/share/pocketsphinx/model/en-us"); err != nil {
-		t.Skipf("pocketsphinx's English model is not installed (apt-get install pocketsphinx-en-us): %v", err)
-	}
+	t.Parallel()
+	testkit.Require(t, testkit.FFmpeg)
+	testkit.Require(t, testkit.Speech, "espeak-ng")
+	testkit.Require(t, testkit.Speech, "pocketsphinx_continuous")
+	testkit.RequireFile(t, testkit.Speech, "/usr/share/pocketsphinx/model/en-us")
 	const key = "sk-test-speech"
 	url, requests := speechEndpoint(t, key)
 	rec := t.TempDir()

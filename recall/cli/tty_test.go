@@ -15,6 +15,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
 
@@ -89,10 +90,11 @@ func (term *terminal) wait(t *testing.T) int {
 // finishes; the run exits 130 with recordings waiting. Run again, it
 // resumes and the bar reaches 3/3, the recording done before included.
 func TestRunOnATerminal(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	for i := range 3 {
-		tone(t, filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i)), 300+100*i, 2)
+		testkit.Tone(t, filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i)), 300+100*i, 2*time.Second)
 	}
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,12 +151,12 @@ func TestRunOnATerminal(t *testing.T) {
 // TestAddOnATerminal: on a terminal, add shows the files probed and
 // hashed, and the bytes read, as it goes; the report follows.
 func TestAddOnATerminal(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := t.TempDir()
 	var total int64
 	for i := range 3 {
 		path := filepath.Join(rec, fmt.Sprintf("talk %d.mp3", i))
-		tone(t, path, 300+100*i, 2)
+		testkit.Tone(t, path, 300+100*i, 2*time.Second)
 		st, _ := os.Stat(path)
 		total += st.Size()
 	}

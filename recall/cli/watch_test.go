@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/cli"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
@@ -23,10 +24,12 @@ import (
 // and checks that each recording was added whole and paid for once; a
 // watch started again afterwards pays for nothing more.
 func TestTwoWatchesOfOneFolder(t *testing.T) {
-	bin := buildBinary(t)
+	testkit.Long(t)
+	t.Parallel()
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	src := t.TempDir()
-	tone(t, filepath.Join(src, "slow.mp3"), 330, 3)
-	tone(t, filepath.Join(src, "quick.mp3"), 550, 2)
+	testkit.Tone(t, filepath.Join(src, "slow.mp3"), 330, 3*time.Second)
+	testkit.Tone(t, filepath.Join(src, "quick.mp3"), 550, 2*time.Second)
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
 	defer srv.Close()
@@ -119,6 +122,7 @@ func TestTwoWatchesOfOneFolder(t *testing.T) {
 // TestWatchUsage: a watch needs its batch and a folder that exists, and
 // says so in terms of its flags.
 func TestWatchUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.mp3")
 	os.WriteFile(file, []byte("x"), 0o644)
@@ -141,6 +145,7 @@ func TestWatchUsage(t *testing.T) {
 // TestSubtitleFlagsAreChecked: rules no viewer could read are refused by
 // every command that writes subtitles, naming the flags.
 func TestSubtitleFlagsAreChecked(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "r.db")
 	for _, args := range [][]string{
 		{"export", "b", "--out", t.TempDir(), "--line-chars", "3"},

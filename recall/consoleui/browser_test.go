@@ -36,6 +36,7 @@ const recovered = `{"text": "A paid call that may have gone through is never sen
 // settles the one the provider charged for with the transcript file it
 // kept; then queues the other again with the button.
 func TestBrowserSettlesAnAmbiguousRequest(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	ctx := browsertest.New(t)
 	if status := browsertest.Load(t, ctx, chromedp.Navigate(x.console.URL+"/batches")); status != 200 {
@@ -109,6 +110,7 @@ func TestBrowserSettlesAnAmbiguousRequest(t *testing.T) {
 // of another site, as an attacker's would be: the browser's request is
 // refused, and nothing is queued.
 func TestBrowserRefusesAnotherSite(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	x.settle(t, x.refused, "not_applied", "not charged", "", nil)
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

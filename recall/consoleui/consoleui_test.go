@@ -34,6 +34,7 @@ func section(t *testing.T, body, id string) string {
 // progress per state, its money against the estimate, and its two
 // ambiguous requests with their evidence and a link to settle each.
 func TestBatchPages(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	p := x.get(t, "/batches")
 	row := section(t, p.body, "batch-"+batch)
@@ -89,6 +90,7 @@ func TestBatchPages(t *testing.T) {
 // TestBatchNamesInAddresses: a batch whose name a URL must escape is
 // linked to, and found, by its name.
 func TestBatchNamesInAddresses(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	dir, _ := recordings(t)
 	const name = "tapes <2024> #1 ?50%"
@@ -109,6 +111,7 @@ func TestBatchNamesInAddresses(t *testing.T) {
 // hold is spent, the transcript kept and searchable at its times, and the
 // audit log says who, through what, with which file.
 func TestSettleWithTranscript(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	transcript := `{"text": "the harbour at dawn", "segments": [{"start": 0, "end": 2.5, "text": "the"}, {"start": 2.5, "end": 6, "text": "harbour at dawn"}]}`
 	p := x.settle(t, x.charged, "applied", "listed in the provider's charges", "recovered.json", []byte(transcript))
@@ -148,6 +151,7 @@ func TestSettleWithTranscript(t *testing.T) {
 // empty transcript file, and a decision without a note are refused with
 // what to do, and the request stays ambiguous, its money held.
 func TestSettleRefusals(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	for _, c := range []struct {
 		outcome, note, file, data string
@@ -176,6 +180,7 @@ func TestSettleRefusals(t *testing.T) {
 // again by the button, as retry-failed --safe-only does, the other left
 // ambiguous; from another site, the same request changes nothing.
 func TestRetryFailedButton(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	if p := x.settle(t, x.refused, "not_applied", "not in the provider's charges", "", nil); p.status != 303 {
 		t.Fatalf("settling: %d\n%s", p.status, p.body)
@@ -206,6 +211,7 @@ func TestRetryFailedButton(t *testing.T) {
 // latency counts each answer the journal recorded once, runs after the
 // first scrape included.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	body := x.get(t, "/metrics").body
 	for _, want := range []string{
@@ -263,6 +269,7 @@ func TestMetrics(t *testing.T) {
 // otherwise no syntax; a query it cannot read is its words; an empty
 // query shows the form only.
 func TestSearchQueries(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	for q, want := range map[string]string{
 		"segment":            `2 matches`,
@@ -288,6 +295,7 @@ func TestSearchQueries(t *testing.T) {
 // request that paid for it, its transcript's lines at their times; an
 // ambiguous part links to its settling.
 func TestRecordingPage(t *testing.T) {
+	t.Parallel()
 	x := newArchive(t, archiveOptions{})
 	sha := strings.Split(x.charged, "/")[1]
 	p := x.get(t, "/recordings/"+sha)
@@ -339,6 +347,7 @@ func must[T any](v T, err error) T {
 // without a session is refused, and a program reads /metrics with the
 // token as a bearer.
 func TestTokenRequired(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef-recall"
 	x := newArchive(t, archiveOptions{token: token})
 	if p := x.get(t, "/batches/"+batch); p.status != 303 || p.location != "/login?next=%2Fbatches%2Finterviews" {

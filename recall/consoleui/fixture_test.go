@@ -2,6 +2,7 @@ package consoleui_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -9,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/consoleui"
@@ -48,6 +49,9 @@ func TestMain(m *testing.M) {
 func recordings(t testing.TB) (dir, cache string) {
 	t.Helper()
 	recordingsOnce.Do(func() {
+		// Until the last step, so that a test that fails making them
+		// leaves the next ones an error, not half the recordings.
+		recordingsErr = errors.New("the recordings could not be made")
 		var root string
 		if root, recordingsErr = os.MkdirTemp("", "recall-console-test-"); recordingsErr != nil {
 			return
@@ -56,12 +60,7 @@ func recordings(t testing.TB) (dir, cache string) {
 		os.MkdirAll(recordingsDir, 0o755)
 		for i := range 4 {
 			path := filepath.Join(recordingsDir, fmt.Sprintf("interview %d.mp3", i+1))
-			out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
-				"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 220+110*i, 3+i), "-af", "apad=whole_dur=6", "-t", "6", path).CombinedOutput()
-			if err != nil {
-				recordingsErr = fmt.Errorf("ffmpeg (needed by the tests): %v: %s", err, out)
-				return
-			}
+			testkit.Tone(t, path, 220+110*i, time.Duration(3+i)*time.Second, "-af", "apad=whole_dur=6", "-t", "6")
 		}
 		data, _ := os.ReadFile(filepath.Join(recordingsDir, "interview 1.mp3"))
 		recordingsErr = os.WriteFile(filepath.Join(recordingsDir, "interview 1 (copy).mp3"), data, 0o644)

@@ -3,11 +3,11 @@ package media_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/media"
 )
 
@@ -16,13 +16,12 @@ import (
 // predicts from the audio's length are those of the proxy, or a frame
 // more, for a truncated MP3 and for a 2 s file.
 func TestAudioDurationAndProxyFrames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	dir := t.TempDir()
 	long := filepath.Join(dir, "long.mp3")
-	if out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=68", "-b:a", "128k", long).CombinedOutput(); err != nil {
-		t.Fatalf("ffmpeg: %v\n%s", err, out)
-	}
+	testkit.Tone(t, long, 440, 68*time.Second, "-b:a", "128k")
 	data, err := os.ReadFile(long)
 	if err != nil {
 		t.Fatal(err)

@@ -5,27 +5,24 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/media"
 )
 
 func source(t *testing.T, d time.Duration) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "src.wav")
-	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
-		"sine=frequency=500:duration="+strings.TrimSuffix(d.String(), "s"), "-ac", "2", "-ar", "44100", p).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ffmpeg (needed by the tests): %v\n%s", err, out)
-	}
+	testkit.Tone(t, p, 500, d, "-ac", "2", "-ar", "44100")
 	return p
 }
 
 func TestProxyIsByteIdenticalAndCuts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	src := source(t, 6*time.Second)
@@ -66,6 +63,7 @@ func TestProxyIsByteIdenticalAndCuts(t *testing.T) {
 }
 
 func TestMissingTools(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	none := media.Tools{FFprobe: "rubicon-no-ffprobe", FFmpeg: "rubicon-no-ffmpeg"}
 	if _, err := none.Probe(ctx, "x.mp3"); !errors.Is(err, media.ErrNotInstalled) || !strings.Contains(err.Error(), "install ffmpeg") {
@@ -77,6 +75,7 @@ func TestMissingTools(t *testing.T) {
 }
 
 func TestProbeTellsMediaFromOtherFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	dir := t.TempDir()

@@ -31,6 +31,7 @@ func countingFFmpeg(t *testing.T, log string) string {
 // proxy at once: ffmpeg runs once, every writer gets the whole proxy, and
 // no partial file is left.
 func TestProxyIsMadeOnceByConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := source(t, 3*time.Second)
 	log := filepath.Join(t.TempDir(), "log")
@@ -69,6 +70,7 @@ func TestProxyIsMadeOnceByConcurrentWriters(t *testing.T) {
 // TestTryProxyIsBusyWhileAnotherWriterWorks: a second writer is told at
 // once that the proxy is being made, and is never handed a part of it.
 func TestTryProxyIsBusyWhileAnotherWriterWorks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := source(t, 2*time.Second)
 	tools := media.Tools{FFmpeg: countingFFmpeg(t, filepath.Join(t.TempDir(), "log"))}
@@ -102,6 +104,7 @@ func TestTryProxyIsBusyWhileAnotherWriterWorks(t *testing.T) {
 // byte for byte, and each lasts, for ffprobe, what its frames last, so
 // their times neither overlap nor leave a gap.
 func TestCutsJoinInWholeFrames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var tools media.Tools
 	dir := t.TempDir()
@@ -149,6 +152,7 @@ func TestCutsJoinInWholeFrames(t *testing.T) {
 // TestReadFramesRefusesWhatIsNotAPlainMP3 names the file and where it
 // goes wrong.
 func TestReadFramesRefusesWhatIsNotAPlainMP3(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.mp3")
 	os.WriteFile(junk, []byte("ID3 this is not a frame"), 0o644)
@@ -170,6 +174,7 @@ func TestReadFramesRefusesWhatIsNotAPlainMP3(t *testing.T) {
 // TestCleanPartialsKeepsThoseBeingWritten: a partial file whose writer is
 // gone is removed; one whose writer still works is kept.
 func TestCleanPartialsKeepsThoseBeingWritten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	stale := filepath.Join(dir, "a.mp3.4242-1.partial")
@@ -203,6 +208,7 @@ func TestCleanPartialsKeepsThoseBeingWritten(t *testing.T) {
 // TestEmptyProxyIsAnError: an ffmpeg that writes nothing and says nothing
 // leaves no proxy to plan from.
 func TestEmptyProxyIsAnError(t *testing.T) {
+	t.Parallel()
 	silent := filepath.Join(t.TempDir(), "ffmpeg")
 	// The last argument is the output: create it empty.
 	os.WriteFile(silent, []byte("#!/bin/sh\nfor a; do out=$a; done\n: > \"${out#file:}\"\n"), 0o755)

@@ -16,6 +16,7 @@ import (
 // At no depth does it refuse a value the whole schema accepts: oneOf,
 // not, if and unevaluatedProperties loosen where a cut reaches them.
 func TestBriefSchemasCutAndNeverRefuse(t *testing.T) {
+	t.Parallel()
 	schemas := `
 	  "Pet": {"type": "object", "description": "A pet.\n\n| a | table |\n|---|---|", "properties": {
 	    "name": {"type": "string", "maxLength": 5}, "owner": {"$ref": "#/components/schemas/Owner"}}},

@@ -28,6 +28,7 @@ func nestedBody(depth int) string {
 // Nesting deeper than MaxNesting is refused before anything decodes it,
 // recursively or not: a Go stack overflow cannot be recovered from.
 func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
+	t.Parallel()
 	const levels = 2_000_000
 	prefix := `{"openapi":"3.0.3","paths":{"/a":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"schema":`
 	doc := prefix + strings.Repeat("[", levels) + strings.Repeat("]", levels) + "}}}}}}}}"
@@ -53,6 +54,7 @@ func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
 // YAML's nesting is limited the same way, aliases followed, and so is
 // what aliases expand to ("billion laughs").
 func TestYAMLNestingAndAliasesAreLimited(t *testing.T) {
+	t.Parallel()
 	flow := "openapi: 3.0.3\npaths: " + strings.Repeat("[", 2_000_000)
 	var block strings.Builder
 	block.WriteString("openapi: 3.0.3\npaths:\n")
@@ -85,6 +87,7 @@ func TestYAMLNestingAndAliasesAreLimited(t *testing.T) {
 // A document larger than MaxDocumentBytes is refused, a file without
 // being read, and anything else once the limit is read.
 func TestDocumentSizeIsLimited(t *testing.T) {
+	t.Parallel()
 	big := filepath.Join(t.TempDir(), "big.json")
 	f, err := os.Create(big)
 	if err != nil {
@@ -110,6 +113,7 @@ func TestDocumentSizeIsLimited(t *testing.T) {
 // LoadContext stops when its context is done, with the context's cause,
 // whether it is reading or decoding.
 func TestLoadStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	interrupted := errors.New("interrupt signal received")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(interrupted)

@@ -22,6 +22,7 @@ func param(t *testing.T, o *spec.Operation, in, name string) spec.Parameter {
 // Parameters keep how they are written: OpenAPI 3's style and explode
 // with their defaults, Swagger 2.0's collectionFormat, and cookies.
 func TestParametersKeepTheirStyle(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Parse([]byte(`
 openapi: 3.0.3
 info: {title: t, version: "1"}
@@ -70,6 +71,7 @@ paths:
 
 // A body's media type is chosen JSON first, and a form's encoding kept.
 func TestBodiesKeepTheirMediaTypeAndEncoding(t *testing.T) {
+	t.Parallel()
 	stripe, err := spec.Load(testspecs.Corpus(t, "stripe-spec3-2022.json"))
 	if err != nil {
 		t.Fatal(err)

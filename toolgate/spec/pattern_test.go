@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/internal/testspecs"
 )
 
@@ -124,6 +125,7 @@ var ecmaPatterns = []struct {
 }
 
 func TestECMAScriptPatterns(t *testing.T) {
+	t.Parallel()
 	for _, c := range ecmaPatterns {
 		err := ecmaPattern(c.pattern)
 		if (err == nil) != c.valid {
@@ -136,13 +138,8 @@ func TestECMAScriptPatterns(t *testing.T) {
 // of the corpus, against new RegExp(p, "u") in Node.js: what ajv does
 // with a schema's pattern.
 func TestECMAScriptPatternsAgreeWithNode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("TOOLGATE_E2E") == "require" {
-			t.Fatal("node is missing")
-		}
-		t.Skip("node is not installed")
-	}
+	t.Parallel()
+	node := testkit.Require(t, testkit.Node)
 	var patterns []string
 	for _, c := range ecmaPatterns {
 		patterns = append(patterns, c.pattern)
@@ -231,6 +228,7 @@ func corpusPatterns(t *testing.T) []string {
 
 // A pattern must also compile with Go's regexp, which checks arguments.
 func TestCheckPatternNeedsGoToo(t *testing.T) {
+	t.Parallel()
 	for p, ok := range map[string]bool{
 		`^[a-z]+$`:      true,
 		`\u0041`:        false, // ECMAScript only

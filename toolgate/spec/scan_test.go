@@ -8,6 +8,7 @@ import (
 )
 
 func TestRefOfReadsOnlyTheTopLevel(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]string{
 		`{"a": {"$ref": "#/x"}, "$ref": "#/y"}`:            "#/y",
 		`{"a": "\"$ref\": \"#/x\"", "b": 1}`:               "",
@@ -27,6 +28,7 @@ func TestRefOfReadsOnlyTheTopLevel(t *testing.T) {
 
 // The scan finds references where inlining follows them, and only there.
 func TestScanFindsReferencesWhereInliningFollowsThem(t *testing.T) {
+	t.Parallel()
 	schema := `{"type": "object",
 	  "properties": {"a": {"$ref": "#/a"}, "$ref": {"$ref": "#/named-ref"}, "b": {"items": {"$ref": "#/b"}}},
 	  "patternProperties": {"^x": {"$ref": "#/p"}}, "dependentSchemas": {"$ref": "#/names"},

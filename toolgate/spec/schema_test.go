@@ -77,6 +77,7 @@ func compileWithAjv(t *testing.T, schemas map[string]json.RawMessage) {
 // documents (which still use it), also where there is no type to add null
 // to: beside a reference, allOf or oneOf.
 func TestNullableBecomesNull(t *testing.T) {
+	t.Parallel()
 	const schemas = `
 	  "S": {"type": "string", "nullable": true},
 	  "E": {"type": "string", "enum": ["a", "b"], "nullable": true},
@@ -122,6 +123,7 @@ func TestNullableBecomesNull(t *testing.T) {
 // JSON Schema's numeric ones whatever the document's version; a boolean
 // without its bound is dropped.
 func TestBooleanExclusiveBoundsInAnyVersion(t *testing.T) {
+	t.Parallel()
 	const schemas = `"P": {"type": "object", "properties": {
 	  "count": {"type": "integer", "minimum": 1, "exclusiveMinimum": true, "maximum": 5, "exclusiveMaximum": false},
 	  "rate": {"type": "number", "exclusiveMaximum": true},
@@ -165,6 +167,7 @@ func hasNote(d *spec.Document, at, text string) bool {
 // expression in unicode mode, or that Go cannot check, is dropped with a
 // note; so is a patternProperties entry.
 func TestPatternsClientsCannotCompileAreDropped(t *testing.T) {
+	t.Parallel()
 	doc := withBody("3.0.3", `{"$ref": "#/components/schemas/P"}`, `"P": {"type": "object",
 	  "properties": {
 	    "good": {"type": "string", "pattern": "^[a-z]+$"},
@@ -203,6 +206,7 @@ func TestPatternsClientsCannotCompileAreDropped(t *testing.T) {
 // passed on; OpenAPI's documentation keywords and identifiers are
 // dropped; Swagger 2.0's file type is a string.
 func TestMalformedKeywordsAreRepaired(t *testing.T) {
+	t.Parallel()
 	doc := withBody("2.0", `{"$ref": "#/definitions/M"}`, `"M": {
 	  "type": "object", "required": null, "$schema": "http://json-schema.org/draft-04/schema#", "id": "M",
 	  "discriminator": "kind", "xml": {"name": "m"}, "example": {"a": 1}, "x-internal": true,
@@ -257,6 +261,7 @@ func TestMalformedKeywordsAreRepaired(t *testing.T) {
 // In OpenAPI 3.1 a $ref may have siblings, which apply as well; in 3.0
 // those that describe it (a description, nullable) are kept.
 func TestRefSiblingsAreKept(t *testing.T) {
+	t.Parallel()
 	const schemas = `"Pet": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}`
 	body := `{"type": "object", "properties": {"pet": {"$ref": "#/components/schemas/Pet", "description": "the owner's pet",
 	  "properties": {"tag": {"type": "string"}}, "required": ["tag"]}}}`
@@ -276,6 +281,7 @@ func TestRefSiblingsAreKept(t *testing.T) {
 // operation, a parameter, a request body, a response, an object of
 // properties.
 func TestReferencesAreFollowedAtEveryLevel(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Parse([]byte(`{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
 	  "paths": {
 	    "/items": {"$ref": "#/components/pathItems/Items"},
@@ -325,6 +331,7 @@ func TestReferencesAreFollowedAtEveryLevel(t *testing.T) {
 // A reference that leaves the document is refused when the document
 // loads, wherever it is, with where it is; so is one that names nothing.
 func TestReferencesThatCannotBeFollowedAreRefusedAtLoad(t *testing.T) {
+	t.Parallel()
 	const schemas = `"components": {"schemas": {"A": {"type": "object", "properties": {"b": {"$ref": "b.yaml#/B"}}},
 	  "D": {"allOf": [{"type": "object"}, {"$ref": "https://evil.example/s.json"}]}}}`
 	doc := func(paths string) string {
@@ -365,6 +372,7 @@ func TestReferencesThatCannotBeFollowedAreRefusedAtLoad(t *testing.T) {
 // A 3.1 document with webhooks and no paths is refused with a message
 // that says why there is nothing to serve.
 func TestWebhooksOnlyDocumentSaysSo(t *testing.T) {
+	t.Parallel()
 	_, err := spec.Load(testspecs.Corpus(t, "oai-examples/v3.1_webhook-example.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "v3.1_webhook-example.yaml: the document has no paths, only webhooks (1)") {
 		t.Errorf("got %v", err)
@@ -375,6 +383,7 @@ func TestWebhooksOnlyDocumentSaysSo(t *testing.T) {
 // line and column in JSON, the field in YAML (whose lines are gone once
 // it is converted).
 func TestWrongKindsSayWhatWasExpected(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string]string{
 		"{\"openapi\": \"3.0.0\",\n \"paths\": {\"/a\": []}}":     "at line 2, column 18 (paths): an array where an object was expected",
 		"openapi: 3.0.0\npaths:\n  - /a\n":                        "paths: an array where an object was expected",
@@ -392,6 +401,7 @@ func TestWrongKindsSayWhatWasExpected(t *testing.T) {
 // less: an open schema inside not or if, or as a branch of oneOf, would
 // refuse what the document allows, so those keywords go or loosen.
 func TestCutsNeverRefuseWhatTheDocumentAllows(t *testing.T) {
+	t.Parallel()
 	schemas := `
 	  "One": {"oneOf": [{"type": "string"}, {"$ref": "#/components/schemas/One"}]},
 	  "Not": {"type": "object", "properties": {"child": {"not": {"$ref": "#/components/schemas/Not"}}}},
@@ -414,6 +424,7 @@ func TestCutsNeverRefuseWhatTheDocumentAllows(t *testing.T) {
 // A document's schemas may be inlined from several goroutines at once,
 // as a server's calls do.
 func TestConcurrentInlining(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Load(testspecs.Corpus(t, "slack-v2.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ func op(t *testing.T, d *spec.Document, method, path string) *spec.Operation {
 }
 
 func TestLoadYAMLWithReferences(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Load("../../examples/shop/openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +72,7 @@ func TestLoadYAMLWithReferences(t *testing.T) {
 }
 
 func TestSwagger2IsConverted(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Parse([]byte(`{
 	  "swagger": "2.0", "info": {"title": "Pets"}, "host": "pets.example", "basePath": "/v1", "schemes": ["https"],
 	  "securityDefinitions": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}},
@@ -113,6 +115,7 @@ func TestSwagger2IsConverted(t *testing.T) {
 }
 
 func TestBadDocumentsSayWhere(t *testing.T) {
+	t.Parallel()
 	for name, tt := range map[string]struct{ doc, want string }{
 		"malformed JSON":  {"{\n  \"openapi\": \"3.0.0\",\n  \"paths\": {,}\n}", "line 3"},
 		"wrong type":      {`{"openapi": "3.0.0", "paths": []}`, "paths"},
@@ -170,6 +173,7 @@ func FuzzParse(f *testing.F) {
 // OpenAPI 3.0 schemas become JSON Schema: nullable becomes the null type
 // (and null joins an enum), and exclusive bounds become the bounds.
 func TestOpenAPI30SchemasBecomeJSONSchema(t *testing.T) {
+	t.Parallel()
 	d, err := spec.Parse([]byte(`{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
 	  "paths": {"/a": {"post": {"operationId": "a",
 	    "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/A"}}}},
@@ -195,6 +199,7 @@ func TestOpenAPI30SchemasBecomeJSONSchema(t *testing.T) {
 // depend on the order in which schemas are inlined, nor on the limits
 // having been met elsewhere.
 func TestInlineIsTheSameInAnyOrder(t *testing.T) {
+	t.Parallel()
 	doc := func() *spec.Document {
 		d, err := spec.Load("../../examples/shop/openapi.yaml")
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
 )
@@ -24,7 +25,7 @@ import (
 // recordings/s: 2 × 4 against 1 × 8 shows the cost of coordinating two
 // processes through the database.
 func BenchmarkConcurrentRuns(b *testing.B) {
-	bin := buildBinary(b)
+	bin := testkit.Binary(b, "cmd/recall-archive")
 	rec := recordings(b)
 	// Without ffprobe the sandbox measures uploads by their size, which
 	// keeps its own work out of the figures.

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
+	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/media"
@@ -32,10 +34,7 @@ func recordings(t testing.TB) string {
 	distinct := concurrentFiles - concurrentCopies
 	for i := range distinct {
 		path := filepath.Join(dir, fmt.Sprintf("tone %02d.mp3", i))
-		if b, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-			"-i", fmt.Sprintf("sine=frequency=%d:duration=%d", 200+20*i, 1+i%2), "-ac", "1", path).CombinedOutput(); err != nil {
-			t.Fatalf("ffmpeg: %v\n%s", err, b)
-		}
+		testkit.Tone(t, path, 200+20*i, time.Duration(1+i%2)*time.Second, "-ac", "1")
 	}
 	for i := range concurrentCopies {
 		b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("tone %02d.mp3", i*5)))
@@ -53,7 +52,9 @@ func recordings(t testing.TB) string {
 // `ambiguous`) or failed with a reason; no process shows a raw database
 // conflict or a missing temporary file.
 func TestConcurrentRuns(t *testing.T) {
-	bin := buildBinary(t)
+	t.Parallel()
+	testkit.Long(t)
+	bin := testkit.Binary(t, "cmd/recall-archive")
 	rec := recordings(t)
 	for _, backend := range testdb.Backends() {
 		for _, procs := range []int{2, 4} {

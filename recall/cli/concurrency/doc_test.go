@@ -7,19 +7,13 @@ package concurrency_test
 
 import (
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/rubicon-go/rubicon/internal/testkit"
 )
 
-// buildBinary builds recall-archive for the test.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "recall-archive")
-	if b, err := exec.Command("go", "build", "-o", bin, "../../../cmd/recall-archive").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
-	return bin
-}
+// The tests run recall-archive, built once.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // exitCode is the exit code of a process that ended with err.
 func exitCode(err error) int {

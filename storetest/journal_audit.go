@@ -8,10 +8,35 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 )
 
-// auditCases read the audit log across operations (journal.Journal.Audit),
-// which a store offers by implementing journal.AuditReader.
+// auditCases are the cases of the audit log: append-only where the store
+// keeps it so, and read across operations (journal.Journal.Audit) where the
+// store offers it (journal.AuditReader).
 func auditCases() []testCase {
-	return []testCase{{name: "AuditLogAcrossOperations", run: auditAcrossOperations}}
+	return []testCase{
+		{name: "AuditLogIsAppendOnly", needs: needsRewriteAudit, run: auditLogIsAppendOnly},
+		{name: "AuditLogAcrossOperations", run: auditAcrossOperations},
+	}
+}
+
+func needsRewriteAudit(h Harness) string {
+	if h.RewriteAudit == nil {
+		return "RewriteAudit"
+	}
+	return ""
+}
+
+// auditLogIsAppendOnly: the store refuses to change or delete its audit log.
+func auditLogIsAppendOnly(t *testing.T, h Harness) {
+	e := open(t, h)
+	e.into(t, "k", journal.Applied)
+	update, remove := h.RewriteAudit(t, e.s)
+	if update == nil || remove == nil {
+		t.Errorf("rewriting the audit log behind the journal: update %v, delete %v; want both refused", update, remove)
+	}
+	// recorded, sending, applied
+	if hist, _ := e.j.History(e.ctx, "k"); len(hist) != 3 || hist[0].Reason != "recorded" {
+		t.Fatalf("audit after the attempts: %+v, want the 3 entries unchanged", hist)
+	}
 }
 
 // auditAcrossOperations: the audit log read across operations, newest
