@@ -28,7 +28,7 @@ func TestDemo(t *testing.T) {
 		"resolved as applied",
 		"charged=false",
 		"resolved as not_applied",
-		"0 files and 1 requests queued again",
+		"0 files and 1 request queued again",
 		"4 recordings done, 0 ambiguous",
 	} {
 		if !strings.Contains(text, want) {
