@@ -1,6 +1,6 @@
 // Package output is the JSON that both products print for the same
-// things, so that a script reads an operation of the journal, its
-// resolution or an entry of its audit log the same way from either:
+// things, so that a script reads an operation of the journal or its
+// resolution the same way from either:
 // snake_case names, [] rather than null, times in RFC 3339 and omitted
 // when unknown, durations in seconds with names that say so, and nested
 // JSON as JSON. docs/schemas describes each command's output.
@@ -48,19 +48,6 @@ type Resolution struct {
 	Evidence map[string]any `json:"evidence"`
 }
 
-// Entry is one line of the audit log: a transition and why it was made.
-type Entry struct {
-	ID  int64  `json:"id"`
-	Key string `json:"key"`
-	// From is absent for the entry that creates the operation.
-	From     string         `json:"from,omitempty"`
-	To       string         `json:"to"`
-	At       time.Time      `json:"at"`
-	Actor    string         `json:"actor"`
-	Reason   string         `json:"reason"`
-	Evidence map[string]any `json:"evidence"`
-}
-
 // FromOperation is op as both products print it. The evidence values
 // named in nested hold JSON text (a tool call's arguments): they are
 // printed as the JSON they hold.
@@ -81,12 +68,6 @@ func FromOperations(ops []journal.Operation, nested ...string) []Operation {
 		out[i] = FromOperation(op, nested...)
 	}
 	return out
-}
-
-// FromEntry is e as both products print it.
-func FromEntry(e journal.Entry, nested ...string) Entry {
-	return Entry{ID: e.ID, Key: e.Key, From: string(e.From), To: string(e.To), At: e.At, Actor: e.Actor, Reason: e.Reason,
-		Evidence: Evidence(e.Evidence, nested...)}
 }
 
 // Evidence is e as both products print it, never null. Values in seconds
