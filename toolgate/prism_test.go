@@ -125,9 +125,6 @@ func judge(t *testing.T, node, prism, path string) judged {
 	if err != nil {
 		t.Fatalf("%s\n%s", err, cfg)
 	}
-	// An operation is called once per body its document allows, in a row:
-	// the requests are judged here, not the rate limits.
-	parsed.RateLimits = nil
 	cat, err := toolgate.Build(d, parsed)
 	if err != nil {
 		t.Fatal(err)
