@@ -306,7 +306,14 @@ func (d *display) render(now time.Time, width int) []string {
 	for sha := range d.active {
 		shas = append(shas, sha)
 	}
-	slices.SortFunc(shas, func(a, b string) int { return d.active[a].since.Compare(d.active[b].since) })
+	// By when each stage began, then by path: recordings that began at
+	// the same instant keep their places from one drawing to the next.
+	slices.SortFunc(shas, func(a, b string) int {
+		if c := d.active[a].since.Compare(d.active[b].since); c != 0 {
+			return c
+		}
+		return strings.Compare(d.active[a].path, d.active[b].path)
+	})
 	for _, sha := range shas {
 		a := d.active[sha]
 		chunk := ""
