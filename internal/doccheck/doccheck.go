@@ -7,7 +7,7 @@
 //	<!-- example: KIND -->      an input a test feeds to the program (a configuration, a prices file)
 //
 // A transcript that differs from what its test produced fails the test;
-// `go test -run Docs -update` rewrites it from the test's output instead,
+// `go test -run NAME -update` rewrites it from the test's output instead,
 // so a change of output is reviewed as a change of the document. An
 // example that the program refuses fails its test. TestEveryBlockIsMarked
 // (in this package's tests) fails when a transcript or a configuration
