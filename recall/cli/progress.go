@@ -150,8 +150,10 @@ func (d *display) refreshMoney() {
 
 // step is told of a recording's step; it is the run's Progress.
 func (d *display) step(p recall.Progress) {
-	if !d.tty && p.Stage != recall.StageFinished {
-		d.refreshMoney() // each line says where the money stands
+	// Each line says where the money stands; ffmpeg's progress within a
+	// conversion writes no line, and reads nothing.
+	if !d.tty && p.Stage != recall.StageFinished && (p.Stage != recall.StageConverting || p.Converted == 0) {
+		d.refreshMoney()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

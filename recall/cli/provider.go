@@ -227,15 +227,10 @@ func (p *providerFlags) build(r *command.Run, timeout time.Duration) (prov *prov
 	if err != nil {
 		return nil, stop, err
 	}
-	if reg, err := provider.Lookup(p.name); err == nil {
-		if err := reg.CheckSpeakers(p.model, p.speakers); err != nil {
-			return nil, stop, err
-		}
-		if err := reg.CheckHints(p.model, hints); err != nil {
-			return nil, stop, err
-		}
-	}
 	o := provider.Options{Name: p.name, BaseURL: p.url, Model: p.model, Project: p.project, Timeout: timeout, Speakers: p.speakers, Hints: hints}
+	if _, err := provider.Check(o); err != nil {
+		return nil, stop, err // before the key is read
+	}
 	switch {
 	case p.name == "sandbox" && o.BaseURL == "":
 		if o.BaseURL, stop, err = startSandbox(r); err != nil {

@@ -49,6 +49,21 @@ func assemblyAIWithSpeakers(t *testing.T) (*httptest.Server, func() map[string]a
 	return srv, func() map[string]any { mu.Lock(); defer mu.Unlock(); return job }
 }
 
+// addedTalk returns an archive whose batch talks holds one recording, the
+// environment that reaches it with an AssemblyAI key, and the recording's
+// folder.
+func addedTalk(t *testing.T) (db string, env map[string]string, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	recording(t, filepath.Join(dir, "talk.mp3"))
+	db = filepath.Join(t.TempDir(), "r.db")
+	env = map[string]string{"ASSEMBLYAI_API_KEY": "k", "XDG_CACHE_HOME": t.TempDir()}
+	if r := run(t, env, "--db", db, "add", "talks", dir); r.code != cli.ExitOK {
+		t.Fatalf("add: %d %s", r.code, r.stderr)
+	}
+	return db, env, dir
+}
+
 // TestSpeakersEndToEnd runs a batch with --speakers=2 through an
 // AssemblyAI stand-in and exports it: the job asks for two speakers, and
 // each format says who speaks: VTT as voices (docs/recall-archive.md
@@ -57,13 +72,7 @@ func assemblyAIWithSpeakers(t *testing.T) (*httptest.Server, func() map[string]a
 func TestSpeakersEndToEnd(t *testing.T) {
 	t.Parallel()
 	srv, job := assemblyAIWithSpeakers(t)
-	dir := t.TempDir()
-	recording(t, filepath.Join(dir, "interview.mp3"))
-	db := filepath.Join(t.TempDir(), "r.db")
-	env := map[string]string{"ASSEMBLYAI_API_KEY": "k", "XDG_CACHE_HOME": t.TempDir()}
-	if r := run(t, env, "--db", db, "add", "talks", dir); r.code != cli.ExitOK {
-		t.Fatalf("add: %d %s", r.code, r.stderr)
-	}
+	db, env, _ := addedTalk(t)
 	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL, "--speakers=2"); r.code != cli.ExitOK {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
@@ -111,13 +120,9 @@ func TestSpeakersEndToEnd(t *testing.T) {
 func TestHintFlags(t *testing.T) {
 	t.Parallel()
 	srv, job := assemblyAIWithSpeakers(t)
-	dir := t.TempDir()
-	recording(t, filepath.Join(dir, "talk.mp3"))
+	db, env, dir := addedTalk(t)
 	vocab := filepath.Join(t.TempDir(), "terms.txt")
 	os.WriteFile(vocab, []byte("# names\nRubicon\n\nrecall archive\n"), 0o644)
-	db := filepath.Join(t.TempDir(), "r.db")
-	env := map[string]string{"ASSEMBLYAI_API_KEY": "k", "XDG_CACHE_HOME": t.TempDir()}
-	run(t, env, "--db", db, "add", "talks", dir)
 	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL,
 		"--language", "en-AU", "--prompt", "A talk.", "--vocabulary", vocab); r.code != cli.ExitOK {
 		t.Fatalf("run: %d %s", r.code, r.stderr)

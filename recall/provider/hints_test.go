@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -94,29 +93,13 @@ func TestAssemblyAIHints(t *testing.T) {
 	aai := loadSpec(t, "assemblyai/openapi-transcripts.yaml")
 	props := schemaOf(t, aai, "TranscriptOptionalParams")["properties"].(map[string]any)
 	codes := stringsOf(schemaOf(t, aai, "TranscriptLanguageCode")["enum"])
-	var mu sync.Mutex
-	var sent map[string]any
-	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case r.URL.Path == "/v2/upload":
-			io.Copy(io.Discard, r.Body)
-			io.WriteString(w, `{"upload_url":"https://cdn.assemblyai.com/upload/u-1"}`)
-		case r.Method == http.MethodPost:
-			json.NewDecoder(r.Body).Decode(&sent)
-			io.WriteString(w, `{"id":"j1","status":"queued"}`)
-		default:
-			io.WriteString(w, `{"id":"j1","status":"completed","text":"G'day.","audio_duration":1,"words":[{"text":"G'day.","start":0,"end":500,"confidence":0.9}]}`)
-		}
-	})
+	url, job := assemblyAI(t, `{"id":"j1","status":"completed","text":"G'day.","audio_duration":1,"words":[{"text":"G'day.","start":0,"end":500,"confidence":0.9}]}`)
 	p := newProvider(t, provider.Options{Name: "assemblyai", BaseURL: url, Model: "universal-3-pro", APIKey: "k", PollEvery: time.Millisecond,
 		Hints: provider.Hints{Language: "en-AU", Prompt: "A talk about archives.", Vocabulary: []string{"Rubicon", "recall archive"}}})
 	if _, err := p.Transcribe(context.Background(), chunk(t)); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	sent := job()
 	for k := range sent {
 		if _, ok := props[k]; !ok && k != "audio_url" {
 			t.Errorf("field %s is not in TranscriptParams", k)

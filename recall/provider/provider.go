@@ -101,19 +101,28 @@ type lookupAPI interface {
 	lookup(ctx context.Context, reads *http.Client, key string, evidence journal.Evidence) (Found, error)
 }
 
+// Check returns the registration of the provider o names, once it knows
+// that the provider takes o's speakers and hints with o's model: what New
+// checks first, for a caller that wants to refuse them before it reads a
+// key.
+func Check(o Options) (Registration, error) {
+	reg, err := Lookup(o.Name)
+	if err != nil {
+		return Registration{}, err
+	}
+	if err := reg.CheckSpeakers(o.Model, o.Speakers); err != nil {
+		return Registration{}, err
+	}
+	return reg, reg.CheckHints(o.Model, o.Hints)
+}
+
 // New returns the provider o names, with its clients.
 func New(o Options) (*Provider, error) {
 	if o.BaseURL == "" || o.Model == "" {
 		return nil, fmt.Errorf("provider %s: give a base URL and a model", o.Name)
 	}
-	reg, err := Lookup(o.Name)
+	reg, err := Check(o)
 	if err != nil {
-		return nil, err
-	}
-	if err := reg.CheckSpeakers(o.Model, o.Speakers); err != nil {
-		return nil, err
-	}
-	if err := reg.CheckHints(o.Model, o.Hints); err != nil {
 		return nil, err
 	}
 	a := reg.api(o)

@@ -34,34 +34,19 @@ func TestAssemblyAISpeakers(t *testing.T) {
 		t.Fatal("the spec's TranscriptWord has no speaker")
 	}
 	for _, speakers := range []int{provider.SpeakersUnknown, 2} {
-		var mu sync.Mutex
-		var sent map[string]any
-		url := serve(t, func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case r.URL.Path == "/v2/upload":
-				io.Copy(io.Discard, r.Body)
-				io.WriteString(w, `{"upload_url":"https://cdn.assemblyai.com/upload/u-1"}`)
-			case r.Method == http.MethodPost && r.URL.Path == "/v2/transcript":
-				json.NewDecoder(r.Body).Decode(&sent)
-				io.WriteString(w, `{"id":"j1","status":"queued"}`)
-			default:
-				io.WriteString(w, `{"id":"j1","status":"completed","text":"Hello there. Hi, how are you","audio_duration":3,"words":[
-					{"text":"Hello","start":100,"end":400,"confidence":0.9,"speaker":"A"},
-					{"text":"there.","start":400,"end":800,"confidence":0.9,"speaker":"A"},
-					{"text":"Hi,","start":900,"end":1100,"confidence":0.9,"speaker":"B"},
-					{"text":"how","start":1100,"end":1300,"confidence":0.9,"speaker":"B"},
-					{"text":"are","start":1300,"end":1500,"confidence":0.9,"speaker":"B"},
-					{"text":"you","start":1500,"end":1800,"confidence":0.9,"speaker":"A"}]}`)
-			}
-		})
+		url, job := assemblyAI(t, `{"id":"j1","status":"completed","text":"Hello there. Hi, how are you","audio_duration":3,"words":[
+			{"text":"Hello","start":100,"end":400,"confidence":0.9,"speaker":"A"},
+			{"text":"there.","start":400,"end":800,"confidence":0.9,"speaker":"A"},
+			{"text":"Hi,","start":900,"end":1100,"confidence":0.9,"speaker":"B"},
+			{"text":"how","start":1100,"end":1300,"confidence":0.9,"speaker":"B"},
+			{"text":"are","start":1300,"end":1500,"confidence":0.9,"speaker":"B"},
+			{"text":"you","start":1500,"end":1800,"confidence":0.9,"speaker":"A"}]}`)
 		p := newProvider(t, provider.Options{Name: "assemblyai", BaseURL: url, Model: "universal-3-pro", APIKey: "k", PollEvery: time.Millisecond, Speakers: speakers})
 		tr, err := p.Transcribe(context.Background(), chunk(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
+		sent := job()
 		for k := range sent {
 			if _, ok := props[k]; !ok && k != "audio_url" {
 				t.Errorf("speakers %d: field %s is not in TranscriptParams", speakers, k)
@@ -73,7 +58,6 @@ func TestAssemblyAISpeakers(t *testing.T) {
 		if got, want := sent["speakers_expected"], any(float64(speakers)); (speakers > 0 && got != want) || (speakers < 0 && got != nil) {
 			t.Errorf("speakers %d: speakers_expected %v", speakers, got)
 		}
-		mu.Unlock()
 		var turns []string
 		for _, s := range tr.Segments {
 			turns = append(turns, s.Speaker+": "+s.Text)
@@ -82,6 +66,29 @@ func TestAssemblyAISpeakers(t *testing.T) {
 			t.Errorf("speakers %d: segments %q, want %q", speakers, turns, want)
 		}
 	}
+}
+
+// assemblyAI stands in for AssemblyAI on loopback: an upload, a job, and
+// completed, the job's answer to every poll. job returns the body of the
+// last job created.
+func assemblyAI(t *testing.T, completed string) (url string, job func() map[string]any) {
+	var mu sync.Mutex
+	var sent map[string]any
+	url = serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/v2/upload":
+			io.Copy(io.Discard, r.Body)
+			io.WriteString(w, `{"upload_url":"https://cdn.assemblyai.com/upload/u-1"}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/v2/transcript":
+			json.NewDecoder(r.Body).Decode(&sent)
+			io.WriteString(w, `{"id":"j1","status":"queued"}`)
+		default:
+			io.WriteString(w, completed)
+		}
+	})
+	return url, func() map[string]any { mu.Lock(); defer mu.Unlock(); return sent }
 }
 
 // TestDeepgramSpeakers: with speakers asked for, the request adds diarize
