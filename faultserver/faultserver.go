@@ -121,6 +121,14 @@ func (s Step) String() string {
 	return b.String()
 }
 
+// answered is the status s answers with, or 0 if it gives no answer.
+func (s Step) answered() int {
+	if s.Fault != Answer {
+		return 0
+	}
+	return s.status()
+}
+
 func (s Step) status() int {
 	if s.Status == 0 {
 		return http.StatusOK
@@ -159,6 +167,9 @@ type Request struct {
 	BodyBytes int64
 	// Fault is the step the request met.
 	Fault Fault
+	// Status is the status the step answered with, or 0 when the step
+	// gave no answer.
+	Status int
 }
 
 // Server is a scripted HTTP server on 127.0.0.1. It is safe for concurrent
@@ -394,7 +405,7 @@ func (s *Server) serveOne(c net.Conn, br *bufio.Reader, step Step) bool {
 		reset(c)
 		return false
 	}
-	req, err := s.read(br, step.Fault)
+	req, err := s.read(br, step)
 	s.advance()
 	if err != nil {
 		return false
@@ -440,7 +451,7 @@ func (s *Server) advance() {
 }
 
 // read reads one whole request from br and records it as an effect.
-func (s *Server) read(br *bufio.Reader, f Fault) (*http.Request, error) {
+func (s *Server) read(br *bufio.Reader, step Step) (*http.Request, error) {
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		return nil, err
@@ -452,7 +463,7 @@ func (s *Server) read(br *bufio.Reader, f Fault) (*http.Request, error) {
 	if errors.Is(req.Body.Close(), io.ErrUnexpectedEOF) {
 		return nil, io.ErrUnexpectedEOF
 	}
-	s.record(Request{Method: req.Method, Path: req.URL.Path, Header: req.Header, BodyBytes: n, Fault: f})
+	s.record(Request{Method: req.Method, Path: req.URL.Path, Header: req.Header, BodyBytes: n, Fault: step.Fault, Status: step.answered()})
 	return req, nil
 }
 

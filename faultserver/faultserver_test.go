@@ -55,7 +55,8 @@ func TestScriptIsPlayedInOrder(t *testing.T) {
 		t.Fatalf("effects = %d, want 5 (every step but reset on accept)", got)
 	}
 	reqs := s.Requests()
-	if len(reqs) != 5 || reqs[2].Fault != ResetAfterRead || reqs[0].BodyBytes != 5 || reqs[0].Method != "POST" {
+	if len(reqs) != 5 || reqs[2].Fault != ResetAfterRead || reqs[0].BodyBytes != 5 || reqs[0].Method != "POST" ||
+		reqs[0].Status != 503 || reqs[1].Status != 429 || reqs[2].Status != 0 || reqs[4].Status != 200 {
 		t.Fatalf("requests recorded: %+v", reqs)
 	}
 }

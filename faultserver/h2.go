@@ -151,7 +151,7 @@ func (h *h2Conn) finish(id uint32) bool {
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
-	h.s.record(Request{Method: st.method, Path: path, Header: st.header, BodyBytes: st.body, Fault: st.step.Fault})
+	h.s.record(Request{Method: st.method, Path: path, Header: st.header, BodyBytes: st.body, Fault: st.step.Fault, Status: st.step.answered()})
 	h.s.advance()
 	switch st.step.Fault {
 	case ResetAfterRead:
