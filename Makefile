@@ -17,7 +17,7 @@ TESTP ?= 4
 ## SIGKILL crash tests, concurrent runs, worker processes, browsers, Node
 ## clients).
 check: lint
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -p $(TESTP) ./...
 
 ## test: lint, then side by side: the whole test suite under the race
 ## detector, the comparison module's tests, the vendor SDKs' matrix, a

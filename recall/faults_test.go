@@ -26,7 +26,8 @@ import (
 // another journal: another process) goes on, and count the charges at a
 // sandbox on loopback. Every request gets faultTimeout and is sent under
 // faultLease, on the real clock: these tests do not run in parallel with
-// the others, whose load could delay a run past a lease.
+// the others, whose load could delay a run past a lease, but the cases of
+// each, which mostly wait out leases, run in parallel with each other.
 const (
 	faultTimeout = 2 * time.Second
 	faultLease   = 2100 * time.Millisecond
@@ -172,6 +173,7 @@ func TestFrozenRunSendsNothingOnceItsLeaseIsGone(t *testing.T) {
 	for _, b := range testdb.Backends() {
 		for _, point := range []string{"sent", "connected"} {
 			t.Run(b.Name+"/"+point, func(t *testing.T) {
+				t.Parallel()
 				ctx := context.Background()
 				f := newFaults(t, b, sandbox.Options{})
 				frozen, other := f.open(recall.Options{}), f.open(recall.Options{})
@@ -210,6 +212,7 @@ func TestFrozenRunSendsNothingOnceItsLeaseIsGone(t *testing.T) {
 func TestFrozenRunsLateAnswerIsKept(t *testing.T) {
 	for _, b := range testdb.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFaults(t, b, sandbox.Options{})
 			frozen, other := f.open(recall.Options{}), f.open(recall.Options{})
@@ -239,6 +242,7 @@ func TestSkewedClockChangesNothing(t *testing.T) {
 	for _, b := range testdb.Backends() {
 		for _, skew := range []time.Duration{120 * time.Second, -120 * time.Second} {
 			t.Run(b.Name+"/"+skew.String(), func(t *testing.T) {
+				t.Parallel()
 				ctx := context.Background()
 				f := newFaults(t, b, sandbox.Options{})
 				sender := f.open(recall.Options{Now: func() time.Time { return time.Now().Add(skew) }})
@@ -264,6 +268,7 @@ func TestSkewedClockChangesNothing(t *testing.T) {
 func TestFrozenClaimIsTakenOverOnce(t *testing.T) {
 	for _, b := range testdb.Backends() {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFaults(t, b, sandbox.Options{Latency: time.Second})
 			frozen, other := f.open(recall.Options{}), f.open(recall.Options{})
@@ -303,6 +308,7 @@ func TestFrozenClaimIsTakenOverOnce(t *testing.T) {
 func TestDatabaseDownWhileAnAnswerIsRecorded(t *testing.T) {
 	for _, outage := range []string{"brief", "past the run"} {
 		t.Run(outage, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFaults(t, testdb.Backend{Name: "postgres", DSN: testdb.Postgres}, sandbox.Options{})
 			proxy := newTCPProxy(t, f.dsn)

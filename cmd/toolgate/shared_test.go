@@ -72,9 +72,11 @@ func resultText(r *mcp.CallToolResult) string {
 // journal's guard lets one through and refuses the other, as one server
 // alone would, however many servers share it.
 func TestGuardAcrossServers(t *testing.T) {
+	t.Parallel()
 	const rounds = 5
 	for _, sj := range sharedJournals {
 		t.Run(sj.name, func(t *testing.T) {
+			t.Parallel()
 			api, base := slowUpstream(t, 700*time.Millisecond)
 			env := []string{"TOOLGATE_DB=" + sj.db(t)}
 			var sessions []*mcp.ClientSession

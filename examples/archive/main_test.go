@@ -8,19 +8,39 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rubicon-go/rubicon/internal/doccheck"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
+// demo runs the demo once for the tests that read its output.
+var demo = sync.OnceValues(func() (string, error) {
+	work, err := os.MkdirTemp("", "demo-test-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	var out bytes.Buffer
+	err = run(&out, work, "")
+	return out.String(), err
+})
+
+// demoOutput is what the demo printed.
+func demoOutput(t *testing.T) string {
+	t.Helper()
+	text, err := demo()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	return text
+}
+
 // TestDemo keeps the quick start's first command honest.
 func TestDemo(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(&out, t.TempDir(), ""); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	text := out.String()
+	t.Parallel()
+	text := demoOutput(t)
 	for _, want := range []string{
 		"5 files added (4 new contents)",
 		"2 requests paid for in this run; 2 recordings done, 2 ambiguous",
@@ -61,6 +81,7 @@ func TestDemo(t *testing.T) {
 // the demo stops with its two ambiguous requests, the transcript the
 // sandbox kept for the one it charged in a file.
 func TestDemoKeepsTheArchive(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	db := filepath.Join(t.TempDir(), "demo.db")
 	var out bytes.Buffer
@@ -138,14 +159,12 @@ func TestDemoRemovesItsFolder(t *testing.T) {
 // TestDocsDemo: the README's transcript of the demo's first run is the
 // report the demo prints (its flags and its progress lines left out).
 func TestDocsDemo(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(&out, t.TempDir(), ""); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
+	t.Parallel()
+	text := demoOutput(t)
 	const command = "$ recall-archive run interviews"
-	_, after, ok := strings.Cut(out.String(), "\n"+command+" ")
+	_, after, ok := strings.Cut(text, "\n"+command+" ")
 	if !ok {
-		t.Fatalf("the demo runs no %q:\n%s", command, out.String())
+		t.Fatalf("the demo runs no %q:\n%s", command, text)
 	}
 	report := []string{command}
 	for _, line := range strings.Split(after, "\n")[1:] {
