@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,17 +49,29 @@ func coarser(a, b recording.Timing) recording.Timing {
 	return a
 }
 
-// MarshalJSON writes doc with its times in seconds.
+// MarshalJSON writes doc with its times in seconds, each segment with its
+// words where the provider timed them.
 func (doc Document) MarshalJSON() ([]byte, error) {
+	type word struct {
+		Start      float64  `json:"start_seconds"`
+		End        float64  `json:"end_seconds"`
+		Text       string   `json:"text"`
+		Speaker    string   `json:"speaker,omitempty"`
+		Confidence *float64 `json:"confidence,omitempty"`
+	}
 	type segment struct {
 		Start   float64 `json:"start_seconds"`
 		End     float64 `json:"end_seconds"`
 		Text    string  `json:"text"`
 		Speaker string  `json:"speaker,omitempty"`
+		Words   []word  `json:"words,omitempty"`
 	}
 	segs := make([]segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text, s.Speaker}
+		segs[i] = segment{Start: seconds(s.Start), End: seconds(s.End), Text: s.Text, Speaker: s.Speaker}
+		for _, w := range s.Words {
+			segs[i].Words = append(segs[i].Words, word{seconds(w.Start), seconds(w.End), w.Text, w.Speaker, w.Confidence})
+		}
 	}
 	type fields Document
 	return json.Marshal(struct {
@@ -94,6 +107,11 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		for _, seg := range p.Segments {
 			seg.Start += p.Start
 			seg.End += p.Start
+			seg.Words = slices.Clone(seg.Words) // the part's own, not shifted twice
+			for i := range seg.Words {
+				seg.Words[i].Start += p.Start
+				seg.Words[i].End += p.Start
+			}
 			doc.Segments = append(doc.Segments, seg)
 		}
 		if t := strings.TrimSpace(p.Text); t != "" {
@@ -154,7 +172,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		b.WriteString(plainText(doc))
 		b.WriteByte('\n')
 	case "srt":
-		for i, c := range cues(labelTurns(doc), rules) {
+		for i, c := range cues(doc, rules, true) {
 			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(c.Start, ","), stamp(c.End, ","), strings.Join(c.Lines, "\n"))
 		}
 	case "vtt":
@@ -162,7 +180,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		if doc.Timing == recording.TimingChunk {
 			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue's time is the share of its words in a chunk of the recording\n\n", doc.Provider, doc.Model)
 		}
-		for _, c := range cues(doc, rules) {
+		for _, c := range cues(doc, rules, false) {
 			voice := ""
 			if c.Speaker != "" {
 				voice = "<v " + speakerName(c.Speaker) + ">"
@@ -177,34 +195,35 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 	return []byte(b.String())
 }
 
-// cues cuts doc's segments into subtitle cues under rules.
-func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
+// cues cuts doc's segments into subtitle cues under rules, timed by their
+// words where the provider timed them. With labelled, each segment that
+// starts a speaker's turn begins with the speaker's name, as SRT, which
+// has no voices, shows who speaks; the name is said, as it were, in no
+// time at the turn's first word.
+func cues(doc Document, rules subtitle.Rules, labelled bool) []subtitle.Cue {
 	segments := make([]subtitle.Segment, len(doc.Segments))
+	prev := ""
 	for i, s := range doc.Segments {
-		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
+		seg := subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
+		for _, w := range s.Words {
+			seg.Words = append(seg.Words, subtitle.Word{Start: w.Start, End: w.End, Text: w.Text})
+		}
+		if labelled && s.Speaker != "" && s.Speaker != prev {
+			label := speakerName(s.Speaker) + ":"
+			seg.Text = label + " " + seg.Text
+			if len(seg.Words) > 0 {
+				at := seg.Words[0].Start
+				seg.Words = append([]subtitle.Word{{Start: at, End: at, Text: label}}, seg.Words...)
+			}
+		}
+		prev = s.Speaker
+		segments[i] = seg
 	}
 	return subtitle.Cues(segments, rules)
 }
 
 // speakerName is how a speaker's label is shown: "Speaker A".
 func speakerName(label string) string { return "Speaker " + label }
-
-// labelTurns returns doc with each segment that starts a speaker's turn
-// beginning with the speaker's name, as SRT, which has no voices, shows
-// who speaks.
-func labelTurns(doc Document) Document {
-	segs := make([]recording.Segment, len(doc.Segments))
-	prev := ""
-	for i, s := range doc.Segments {
-		if s.Speaker != "" && s.Speaker != prev {
-			s.Text = speakerName(s.Speaker) + ": " + s.Text
-		}
-		prev = s.Speaker
-		segs[i] = s
-	}
-	doc.Segments = segs
-	return doc
-}
 
 // plainText is doc's text, a paragraph per speaker's turn where the
 // speakers are labelled.
