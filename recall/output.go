@@ -185,7 +185,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 			if c.Speaker != "" {
 				voice = "<v " + speakerName(c.Speaker) + ">"
 			}
-			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, strings.Join(c.Lines, "\n"))
+			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, vttText(c, rules.WordTimes))
 		}
 	default:
 		out, _ := json.MarshalIndent(doc, "", "  ")
@@ -220,6 +220,33 @@ func cues(doc Document, rules subtitle.Rules, labelled bool) []subtitle.Cue {
 		segments[i] = seg
 	}
 	return subtitle.Cues(segments, rules)
+}
+
+// vttText is c's lines, with wordTimes each word after the first preceded
+// by the time it is said, where the provider timed words: a WebVTT
+// timestamp tag, which must come after the cue's start and every tag
+// before it, and before the cue's end (a word said after a cue cut at
+// --cue-duration gets none).
+func vttText(c subtitle.Cue, wordTimes bool) string {
+	if !wordTimes || len(c.Words) == 0 {
+		return strings.Join(c.Lines, "\n")
+	}
+	lines := make([]string, len(c.Lines))
+	k, last := 0, c.Start
+	for i, l := range c.Lines {
+		fields := strings.Fields(l)
+		for j, f := range fields {
+			if k < len(c.Words) {
+				if at := c.Words[k].Start; k > 0 && at > last && at < c.End {
+					fields[j] = "<" + stamp(at, ".") + ">" + f
+					last = at
+				}
+			}
+			k++
+		}
+		lines[i] = strings.Join(fields, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // speakerName is how a speaker's label is shown: "Speaker A".

@@ -26,7 +26,8 @@ type exportedWord struct {
 // each word as whisper-1 does when asked (without punctuation), and
 // exports it: the JSON keeps each segment's words, and every VTT and SRT
 // cue, cut under the subtitle flags, starts at its first word's start
-// and ends at its last word's end.
+// and ends at its last word's end; --word-times tags each VTT cue's words
+// after its first with the time they are said.
 func TestWordTimesEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -79,6 +80,31 @@ func TestWordTimesEndToEnd(t *testing.T) {
 		if i != len(words) {
 			t.Errorf("talk.%s shows %d of the %d words:\n%s", format.ext, i, len(words), text)
 		}
+	}
+
+	// With --word-times, each word of a VTT cue after its first is
+	// preceded by the time it is said.
+	timed := t.TempDir()
+	if r := run(t, env, "export", "b", "--out", timed, "--format", "vtt", "--include-sandbox", "--line-chars", "10", "--lines", "1", "--reading-speed", "1000", "--word-times"); r.code != cli.ExitOK {
+		t.Fatalf("export --word-times: %d %s", r.code, r.stderr)
+	}
+	vtt, _ := os.ReadFile(filepath.Join(timed, "talk.vtt"))
+	var shown []string
+	tagged := 0
+	for _, block := range strings.Split(strings.TrimSpace(string(vtt)), "\n\n")[1:] {
+		for j, f := range strings.Fields(strings.SplitN(block, "\n", 2)[1]) {
+			if tag := regexp.MustCompile(`^<(\d\d:\d\d:\d\d\.\d\d\d)>(.*)$`).FindStringSubmatch(f); tag != nil {
+				if j == 0 || tag[1] != stamp(words[len(shown)].Start, ".") {
+					t.Errorf("the word %q of a cue is tagged %s; it is said at %s", tag[2], tag[1], stamp(words[len(shown)].Start, "."))
+				}
+				f = tag[2]
+				tagged++
+			}
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) != len(words) || tagged != len(words)-strings.Count(string(vtt), " --> ") {
+		t.Errorf("--word-times tagged %d of %d words:\n%s", tagged, len(shown), vtt)
 	}
 }
 

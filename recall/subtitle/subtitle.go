@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 )
 
-// Rules bound each cue.
+// Rules bound each cue, and say how cues are written.
 type Rules struct {
 	// LineChars is the most characters a line holds (default 42).
 	LineChars int
@@ -32,6 +32,10 @@ type Rules struct {
 	// (default 17): a cue whose text needs longer stays on screen longer,
 	// up to the next cue's start.
 	CharsPerSecond float64
+	// WordTimes writes in each VTT cue the time each word after its
+	// first is said (<00:00:01.500>), where the provider timed words, for
+	// players that show words as they are said (default off).
+	WordTimes bool
 }
 
 // Default are the rules when none are given.
@@ -80,6 +84,11 @@ type Cue struct {
 	Start, End time.Duration
 	Lines      []string
 	Speaker    string
+	// Words are the words the lines show, in order, each with the time
+	// it is said, where the provider timed words; none where the times
+	// are shares of a segment's, which no one should take for when a
+	// word was said.
+	Words []Word
 }
 
 // word is a word with the time it is said.
@@ -94,7 +103,7 @@ type word struct {
 func Cues(segments []Segment, r Rules) []Cue {
 	var cues []Cue
 	for _, s := range segments {
-		words := timedWords(s)
+		words, timed := timedWords(s)
 		for len(words) > 0 {
 			n := fit(words, r)
 			// A word said for longer than a cue may last (a pause the
@@ -102,6 +111,11 @@ func Cues(segments []Segment, r Rules) []Cue {
 			// for the rest of it.
 			end := min(words[n-1].end, words[0].start+r.MaxDuration)
 			cue := Cue{Start: words[0].start, End: end, Lines: wrap(words[:n], r.LineChars), Speaker: s.Speaker}
+			if timed {
+				for _, w := range words[:n] {
+					cue.Words = append(cue.Words, Word{Start: w.start, End: w.end, Text: w.text})
+				}
+			}
 			cues = append(cues, cue)
 			words = words[n:]
 		}
@@ -111,15 +125,16 @@ func Cues(segments []Segment, r Rules) []Cue {
 }
 
 // timedWords times each word of s's text: by the provider's words where
-// they say the same text, else each a share of the segment's time by its
-// length, spaces counted: what a speaker takes to say it, near enough.
-func timedWords(s Segment) []word {
+// they say the same text (timed), else each a share of the segment's time
+// by its length, spaces counted: what a speaker takes to say it, near
+// enough.
+func timedWords(s Segment) (words []word, timed bool) {
 	fields := strings.Fields(s.Text)
 	if len(fields) == 0 {
-		return nil
+		return nil, false
 	}
 	if words, ok := aligned(fields, s.Words); ok {
-		return words
+		return words, true
 	}
 	total := 0
 	for _, f := range fields {
@@ -129,7 +144,7 @@ func timedWords(s Segment) []word {
 	if span < 0 {
 		span = 0
 	}
-	words := make([]word, len(fields))
+	words = make([]word, len(fields))
 	at := 0
 	for i, f := range fields {
 		start := s.Start + span*time.Duration(at)/time.Duration(total)
@@ -140,7 +155,7 @@ func timedWords(s Segment) []word {
 		}
 		words[i] = word{f, start, end}
 	}
-	return words
+	return words, false
 }
 
 // aligned times fields, the words of a segment's text, by the provider's

@@ -59,7 +59,7 @@ func TestCuesKeepTheRules(t *testing.T) {
 }
 
 func TestTwoLinesAreBalanced(t *testing.T) {
-	words := timedWords(Segment{Start: 0, End: 4 * time.Second, Text: "one two three four five six seven eight nine ten eleven twelve"})
+	words, _ := timedWords(Segment{Start: 0, End: 4 * time.Second, Text: "one two three four five six seven eight nine ten eleven twelve"})
 	lines := wrap(words, 42)
 	if len(lines) != 2 || diff(lines[0], lines[1]) > 6 {
 		t.Errorf("lines %q: want two of similar length", lines)
