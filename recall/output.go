@@ -172,7 +172,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		b.WriteString(plainText(doc))
 		b.WriteByte('\n')
 	case "srt":
-		for i, c := range cues(doc, rules, true) {
+		for i, c := range cues(labelTurns(doc), rules) {
 			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, stamp(c.Start, ","), stamp(c.End, ","), strings.Join(c.Lines, "\n"))
 		}
 	case "vtt":
@@ -180,7 +180,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		if doc.Timing == recording.TimingChunk {
 			fmt.Fprintf(&b, "NOTE %s/%s gives text without timestamps: each cue's time is the share of its words in a chunk of the recording\n\n", doc.Provider, doc.Model)
 		}
-		for _, c := range cues(doc, rules, false) {
+		for _, c := range cues(doc, rules) {
 			voice := ""
 			if c.Speaker != "" {
 				voice = "<v " + speakerName(c.Speaker) + ">"
@@ -196,30 +196,42 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 }
 
 // cues cuts doc's segments into subtitle cues under rules, timed by their
-// words where the provider timed them. With labelled, each segment that
-// starts a speaker's turn begins with the speaker's name, as SRT, which
-// has no voices, shows who speaks; the name is said, as it were, in no
-// time at the turn's first word.
-func cues(doc Document, rules subtitle.Rules, labelled bool) []subtitle.Cue {
+// words where the provider timed them.
+func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
 	segments := make([]subtitle.Segment, len(doc.Segments))
+	for i, s := range doc.Segments {
+		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
+		for _, w := range s.Words {
+			segments[i].Words = append(segments[i].Words, subtitle.Word{Start: w.Start, End: w.End, Text: w.Text})
+		}
+	}
+	return subtitle.Cues(segments, rules)
+}
+
+// speakerName is how a speaker's label is shown: "Speaker A".
+func speakerName(label string) string { return "Speaker " + label }
+
+// labelTurns returns doc with each segment that starts a speaker's turn
+// beginning with the speaker's name, as SRT, which has no voices, shows
+// who speaks.
+func labelTurns(doc Document) Document {
+	segs := make([]recording.Segment, len(doc.Segments))
 	prev := ""
 	for i, s := range doc.Segments {
-		seg := subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
-		for _, w := range s.Words {
-			seg.Words = append(seg.Words, subtitle.Word{Start: w.Start, End: w.End, Text: w.Text})
-		}
-		if labelled && s.Speaker != "" && s.Speaker != prev {
-			label := speakerName(s.Speaker) + ":"
-			seg.Text = label + " " + seg.Text
-			if len(seg.Words) > 0 {
-				at := seg.Words[0].Start
-				seg.Words = append([]subtitle.Word{{Start: at, End: at, Text: label}}, seg.Words...)
+		if s.Speaker != "" && s.Speaker != prev {
+			s.Text = speakerName(s.Speaker) + ": " + s.Text
+			// The name is said, as it were, in no time at the turn's
+			// first word, so that the words still time the text.
+			if len(s.Words) > 0 {
+				at := s.Words[0].Start
+				s.Words = append([]recording.Word{{Start: at, End: at, Text: speakerName(s.Speaker) + ":"}}, s.Words...)
 			}
 		}
 		prev = s.Speaker
-		segments[i] = seg
+		segs[i] = s
 	}
-	return subtitle.Cues(segments, rules)
+	doc.Segments = segs
+	return doc
 }
 
 // vttText is c's lines, with wordTimes each word after the first preceded
@@ -248,9 +260,6 @@ func vttText(c subtitle.Cue, wordTimes bool) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// speakerName is how a speaker's label is shown: "Speaker A".
-func speakerName(label string) string { return "Speaker " + label }
 
 // plainText is doc's text, a paragraph per speaker's turn where the
 // speakers are labelled.

@@ -123,11 +123,16 @@ func TestWordTimesInTheDocs(t *testing.T) {
 	t.Parallel()
 	db, env, _ := interviewed(t)
 	out := t.TempDir()
-	if r := run(t, env, "--db", db, "export", "talks", "--out", out, "--format", "vtt,json", "--line-chars", "16", "--lines", "1"); r.code != cli.ExitOK {
+	if r := run(t, env, "--db", db, "export", "talks", "--out", out, "--format", "vtt,srt,json", "--line-chars", "16", "--lines", "1"); r.code != cli.ExitOK {
 		t.Fatalf("export: %d %s", r.code, r.stderr)
 	}
 	vtt, _ := os.ReadFile(filepath.Join(out, "talk.vtt"))
 	doccheck.Transcript(t, "recall-vtt-words", string(vtt))
+	// SRT names the speaker where a turn starts, and its words still time
+	// its cues: "be here." is said from 2.2 s.
+	if srt, _ := os.ReadFile(filepath.Join(out, "talk.srt")); !strings.Contains(string(srt), "Speaker B:") || !strings.Contains(string(srt), "00:00:02,200 --> 00:00:02,700\nbe here.\n") {
+		t.Errorf("talk.srt:\n%s", srt)
+	}
 	data, _ := os.ReadFile(filepath.Join(out, "talk.json"))
 	schematest.Check(t, "recall-archive/transcript.json", data)
 	var doc struct {
