@@ -189,6 +189,9 @@ func TestCuesAreTimedByWords(t *testing.T) {
 	i := 0
 	for _, c := range cues {
 		n := len(strings.Fields(strings.Join(c.Lines, " ")))
+		if len(c.Words) != n || c.Words[0].Start != c.Start {
+			t.Errorf("cue %q has the words %+v", c.Lines, c.Words)
+		}
 		if first, last := words[i], words[i+n-1]; c.Start != first.Start || c.End != last.End {
 			t.Errorf("cue %q is %s to %s; its words are said from %s to %s", c.Lines, c.Start, c.End, first.Start, last.End)
 		}
@@ -223,7 +226,7 @@ func TestWordsThatDoNotSayTheTextAreNotUsed(t *testing.T) {
 		with := plain
 		with.Words = words
 		got, want := Cues([]Segment{with}, Default), Cues([]Segment{plain}, Default)
-		if len(got) != len(want) || got[0].End != want[0].End {
+		if len(got) != len(want) || got[0].End != want[0].End || got[0].Words != nil {
 			t.Errorf("cues %+v with words that are not the text; want %+v", got, want)
 		}
 	}
