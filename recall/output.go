@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,17 +49,29 @@ func coarser(a, b recording.Timing) recording.Timing {
 	return a
 }
 
-// MarshalJSON writes doc with its times in seconds.
+// MarshalJSON writes doc with its times in seconds, each segment with its
+// words where the provider timed them.
 func (doc Document) MarshalJSON() ([]byte, error) {
+	type word struct {
+		Start      float64  `json:"start_seconds"`
+		End        float64  `json:"end_seconds"`
+		Text       string   `json:"text"`
+		Speaker    string   `json:"speaker,omitempty"`
+		Confidence *float64 `json:"confidence,omitempty"`
+	}
 	type segment struct {
 		Start   float64 `json:"start_seconds"`
 		End     float64 `json:"end_seconds"`
 		Text    string  `json:"text"`
 		Speaker string  `json:"speaker,omitempty"`
+		Words   []word  `json:"words,omitempty"`
 	}
 	segs := make([]segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text, s.Speaker}
+		segs[i] = segment{Start: seconds(s.Start), End: seconds(s.End), Text: s.Text, Speaker: s.Speaker}
+		for _, w := range s.Words {
+			segs[i].Words = append(segs[i].Words, word{seconds(w.Start), seconds(w.End), w.Text, w.Speaker, w.Confidence})
+		}
 	}
 	type fields Document
 	return json.Marshal(struct {
@@ -94,6 +107,11 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		for _, seg := range p.Segments {
 			seg.Start += p.Start
 			seg.End += p.Start
+			seg.Words = slices.Clone(seg.Words) // the part's own, not shifted twice
+			for i := range seg.Words {
+				seg.Words[i].Start += p.Start
+				seg.Words[i].End += p.Start
+			}
 			doc.Segments = append(doc.Segments, seg)
 		}
 		if t := strings.TrimSpace(p.Text); t != "" {
@@ -167,7 +185,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 			if c.Speaker != "" {
 				voice = "<v " + speakerName(c.Speaker) + ">"
 			}
-			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, strings.Join(c.Lines, "\n"))
+			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, vttText(c, rules.WordTimes))
 		}
 	default:
 		out, _ := json.MarshalIndent(doc, "", "  ")
@@ -177,11 +195,15 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 	return []byte(b.String())
 }
 
-// cues cuts doc's segments into subtitle cues under rules.
+// cues cuts doc's segments into subtitle cues under rules, timed by their
+// words where the provider timed them.
 func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
 	segments := make([]subtitle.Segment, len(doc.Segments))
 	for i, s := range doc.Segments {
 		segments[i] = subtitle.Segment{Start: s.Start, End: s.End, Text: s.Text, Speaker: s.Speaker}
+		for _, w := range s.Words {
+			segments[i].Words = append(segments[i].Words, subtitle.Word{Start: w.Start, End: w.End, Text: w.Text})
+		}
 	}
 	return subtitle.Cues(segments, rules)
 }
@@ -198,12 +220,45 @@ func labelTurns(doc Document) Document {
 	for i, s := range doc.Segments {
 		if s.Speaker != "" && s.Speaker != prev {
 			s.Text = speakerName(s.Speaker) + ": " + s.Text
+			// The name is said, as it were, in no time at the turn's
+			// first word, so that the words still time the text.
+			if len(s.Words) > 0 {
+				at := s.Words[0].Start
+				s.Words = append([]recording.Word{{Start: at, End: at, Text: speakerName(s.Speaker) + ":"}}, s.Words...)
+			}
 		}
 		prev = s.Speaker
 		segs[i] = s
 	}
 	doc.Segments = segs
 	return doc
+}
+
+// vttText is c's lines, with wordTimes each word after the first preceded
+// by the time it is said, where the provider timed words: a WebVTT
+// timestamp tag, which must come after the cue's start and every tag
+// before it, and before the cue's end (a word said after a cue cut at
+// --cue-duration gets none).
+func vttText(c subtitle.Cue, wordTimes bool) string {
+	if !wordTimes || len(c.Words) == 0 {
+		return strings.Join(c.Lines, "\n")
+	}
+	lines := make([]string, len(c.Lines))
+	k, last := 0, c.Start
+	for i, l := range c.Lines {
+		fields := strings.Fields(l)
+		for j, f := range fields {
+			if k < len(c.Words) {
+				if at := c.Words[k].Start; k > 0 && at > last && at < c.End {
+					fields[j] = "<" + stamp(at, ".") + ">" + f
+					last = at
+				}
+			}
+			k++
+		}
+		lines[i] = strings.Join(fields, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // plainText is doc's text, a paragraph per speaker's turn where the

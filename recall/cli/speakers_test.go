@@ -64,6 +64,19 @@ func addedTalk(t *testing.T) (db string, env map[string]string, dir string) {
 	return db, env, dir
 }
 
+// interviewed returns an archive whose batch talks holds one recording,
+// transcribed with --speakers=2 by assemblyAIWithSpeakers, the
+// environment that reaches it, and the job's request.
+func interviewed(t *testing.T) (db string, env map[string]string, job func() map[string]any) {
+	t.Helper()
+	srv, job := assemblyAIWithSpeakers(t)
+	db, env, _ = addedTalk(t)
+	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL, "--speakers=2"); r.code != cli.ExitOK {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	return db, env, job
+}
+
 // TestSpeakersEndToEnd runs a batch with --speakers=2 through an
 // AssemblyAI stand-in and exports it: the job asks for two speakers, and
 // each format says who speaks: VTT as voices (docs/recall-archive.md
@@ -71,11 +84,7 @@ func addedTalk(t *testing.T) (db string, env map[string]string, dir string) {
 // JSON per segment.
 func TestSpeakersEndToEnd(t *testing.T) {
 	t.Parallel()
-	srv, job := assemblyAIWithSpeakers(t)
-	db, env, _ := addedTalk(t)
-	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL, "--speakers=2"); r.code != cli.ExitOK {
-		t.Fatalf("run: %d %s", r.code, r.stderr)
-	}
+	db, env, job := interviewed(t)
 	if j := job(); j["speaker_labels"] != true || j["speakers_expected"] != float64(2) {
 		t.Errorf("the job asked for %v", j)
 	}

@@ -19,6 +19,7 @@ func (sf *subtitleFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&sf.rules.Lines, "lines", d.Lines, "srt and vtt: the most lines a cue holds")
 	command.DurationVar(f, &sf.rules.MaxDuration, "cue-duration", d.MaxDuration, "srt and vtt: the longest a cue stays on screen, in seconds or such as 7s")
 	f.Float64Var(&sf.rules.CharsPerSecond, "reading-speed", d.CharsPerSecond, "srt and vtt: the most characters a second a viewer is asked to read; a cue stays longer for its text, up to the next")
+	f.BoolVar(&sf.rules.WordTimes, "word-times", false, "vtt: the time each word is said, inside its cue (<00:00:01.500>), where the provider timed words")
 }
 
 // check says, in terms of the flags, what is wrong with the rules.

@@ -62,10 +62,11 @@ type assemblyTranscript struct {
 	AudioURL      string  `json:"audio_url"`
 	AudioDuration float64 `json:"audio_duration"`
 	Words         []struct {
-		Text    string  `json:"text"`
-		Start   int64   `json:"start"`
-		End     int64   `json:"end"`
-		Speaker *string `json:"speaker"`
+		Text       string   `json:"text"`
+		Start      int64    `json:"start"`
+		End        int64    `json:"end"`
+		Speaker    *string  `json:"speaker"`
+		Confidence *float64 `json:"confidence"`
 	} `json:"words"`
 }
 
@@ -195,15 +196,16 @@ func (a *assemblyAI) get(ctx context.Context, hc *http.Client, id string) (assem
 	return job, nil
 }
 
-// transcript turns a completed job into a Transcript, words grouped into
-// segments that end at a sentence or after about 10 s.
+// transcript turns a completed job into a Transcript, words (TranscriptWord:
+// times in milliseconds) grouped into segments that end at a sentence or
+// after about 10 s, each segment keeping its words.
 func (j assemblyTranscript) transcript() recording.Transcript {
 	t := recording.Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []recording.Segment{}, Timing: recording.TimingWords}
-	words := make([]word, len(j.Words))
+	words := make([]recording.Word, len(j.Words))
 	for i, w := range j.Words {
-		words[i] = word{text: w.Text, start: time.Duration(w.Start) * time.Millisecond, end: time.Duration(w.End) * time.Millisecond}
+		words[i] = recording.Word{Text: w.Text, Start: time.Duration(w.Start) * time.Millisecond, End: time.Duration(w.End) * time.Millisecond, Confidence: w.Confidence}
 		if w.Speaker != nil {
-			words[i].speaker = *w.Speaker
+			words[i].Speaker = *w.Speaker
 		}
 	}
 	t.Segments = append(t.Segments, sentences(words)...)

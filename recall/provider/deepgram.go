@@ -40,22 +40,47 @@ type deepgramResponse struct {
 	Results struct {
 		Channels []struct {
 			Alternatives []struct {
-				Transcript string `json:"transcript"`
-				Words      []struct {
-					Word           string  `json:"word"`
-					PunctuatedWord string  `json:"punctuated_word"`
-					Start          float64 `json:"start"`
-					End            float64 `json:"end"`
-				} `json:"words"`
+				Transcript string         `json:"transcript"`
+				Words      []deepgramWord `json:"words"`
 			} `json:"alternatives"`
 		} `json:"channels"`
 		Utterances []struct {
-			Start      float64 `json:"start"`
-			End        float64 `json:"end"`
-			Transcript string  `json:"transcript"`
-			Speaker    *int    `json:"speaker"`
+			Start      float64        `json:"start"`
+			End        float64        `json:"end"`
+			Transcript string         `json:"transcript"`
+			Speaker    *int           `json:"speaker"`
+			Words      []deepgramWord `json:"words"`
 		} `json:"utterances"`
 	} `json:"results"`
+}
+
+// deepgramWord is a word of an alternative or an utterance, in seconds;
+// punctuated_word comes with smart_format, speaker with diarize.
+type deepgramWord struct {
+	Word           string   `json:"word"`
+	PunctuatedWord string   `json:"punctuated_word"`
+	Start          float64  `json:"start"`
+	End            float64  `json:"end"`
+	Confidence     *float64 `json:"confidence"`
+	Speaker        *int     `json:"speaker"`
+}
+
+// deepgramWords returns ws as recall's words, punctuated where Deepgram
+// punctuated them.
+func deepgramWords(ws []deepgramWord) []recording.Word {
+	var out []recording.Word
+	for _, w := range ws {
+		text := w.PunctuatedWord
+		if text == "" {
+			text = w.Word
+		}
+		rw := recording.Word{Text: text, Start: seconds(w.Start), End: seconds(w.End), Confidence: w.Confidence}
+		if w.Speaker != nil {
+			rw.Speaker = speakerLabel(*w.Speaker)
+		}
+		out = append(out, rw)
+	}
+	return out
 }
 
 // transcribe sends one POST of the audio.
@@ -103,27 +128,28 @@ func parseDeepgram(data []byte, reqID string) (recording.Transcript, error) {
 	if t.RequestID == "" {
 		t.RequestID = reqID
 	}
-	var words []word
+	var words []recording.Word
 	for _, ch := range r.Results.Channels {
 		if len(ch.Alternatives) > 0 {
 			alt := ch.Alternatives[0]
 			t.Text = strings.TrimSpace(alt.Transcript)
-			for _, w := range alt.Words {
-				text := w.PunctuatedWord
-				if text == "" {
-					text = w.Word
-				}
-				words = append(words, word{text: text, start: seconds(w.Start), end: seconds(w.End)})
-			}
+			words = deepgramWords(alt.Words)
 			break
 		}
 	}
+	// Each utterance keeps its own words; utterances without them get
+	// the channel's, by time.
+	own := false
 	for _, u := range r.Results.Utterances {
-		seg := recording.Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript)}
+		seg := recording.Segment{Start: seconds(u.Start), End: seconds(u.End), Text: strings.TrimSpace(u.Transcript), Words: deepgramWords(u.Words)}
 		if u.Speaker != nil {
 			seg.Speaker = speakerLabel(*u.Speaker)
 		}
+		own = own || len(seg.Words) > 0
 		t.Segments = append(t.Segments, seg)
+	}
+	if !own {
+		withWords(t.Segments, words)
 	}
 	if len(t.Segments) == 0 && len(words) > 0 {
 		t.Segments, t.Timing = sentences(words), recording.TimingWords

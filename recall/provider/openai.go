@@ -28,6 +28,10 @@ type openAIDialect struct {
 	// textOnly reports the models that take only response_format json:
 	// their answer has no timing below the chunk.
 	textOnly func(model string) bool
+	// words: verbose_json is asked for word times too
+	// (timestamp_granularities[] word), which OpenAI gives at no cost
+	// beyond some latency.
+	words bool
 }
 
 // openAI is any OpenAI-compatible POST of a multipart form: OpenAI, Groq,
@@ -112,6 +116,9 @@ func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
 	default:
 		mw.WriteField("response_format", "verbose_json")
 		mw.WriteField("timestamp_granularities[]", "segment")
+		if o.dialect.words {
+			mw.WriteField("timestamp_granularities[]", "word")
+		}
 	}
 	if err := mw.Close(); err != nil {
 		return nil, "", err
@@ -160,8 +167,9 @@ func (o *openAI) parse(data []byte) (recording.Transcript, error) {
 }
 
 // ParseVerboseJSON reads an OpenAI-style transcription: verbose_json, with
-// segments timed in seconds, or json, with the text alone (one segment
-// without timing, Timing "chunk").
+// segments timed in seconds (and words, if it was asked for them, each
+// kept in its segment), or json, with the text alone (one segment without
+// timing, Timing "chunk").
 func ParseVerboseJSON(data []byte) (recording.Transcript, error) {
 	return parseOpenAI(data, time.Second)
 }
@@ -178,6 +186,12 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 			Text    string   `json:"text"`
 			Speaker string   `json:"speaker"` // diarized_json's
 		} `json:"segments"`
+		// Words are TranscriptionWord: the word without punctuation.
+		Words []struct {
+			Word  string  `json:"word"`
+			Start float64 `json:"start"`
+			End   float64 `json:"end"`
+		} `json:"words"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return recording.Transcript{}, err
@@ -185,7 +199,7 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 	if v.Text == nil {
 		return recording.Transcript{}, fmt.Errorf("no text in the answer")
 	}
-	at := func(f float64) time.Duration { return time.Duration(f * float64(unit)) }
+	at := func(f float64) time.Duration { return in(f, unit) }
 	t := recording.Transcript{Text: strings.TrimSpace(*v.Text), Language: v.Language, Duration: at(v.Duration), Segments: make([]recording.Segment, 0, len(v.Segments)), Timing: recording.TimingSegments}
 	if unit != time.Second {
 		t.Duration = seconds(v.Duration) // LocalAI sends no duration; any other is seconds
@@ -197,6 +211,11 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 		}
 		t.Segments = append(t.Segments, recording.Segment{Start: at(*s.Start), End: at(*s.End), Text: strings.TrimSpace(s.Text), Speaker: s.Speaker})
 	}
+	words := make([]recording.Word, 0, len(v.Words))
+	for _, w := range v.Words {
+		words = append(words, recording.Word{Start: at(w.Start), End: at(w.End), Text: strings.TrimSpace(w.Word)})
+	}
+	withWords(t.Segments, words)
 	if len(t.Segments) == 0 {
 		t.Timing = recording.TimingChunk
 		if t.Text != "" {

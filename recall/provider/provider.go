@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -431,7 +432,14 @@ func Report(worker string, err error) journal.Report {
 	return journal.ReportCall(worker, nil, err)
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds is s seconds, to the nearest nanosecond: a time such as 0.9 s
+// is not a float's 899.999999 ms, a millisecond early once shown.
+func seconds(s float64) time.Duration { return in(s, time.Second) }
+
+// in is f units, to the nearest nanosecond.
+func in(f float64, unit time.Duration) time.Duration {
+	return time.Duration(math.Round(f * float64(unit)))
+}
 
 // call sends req and returns the body of a successful answer and the
 // provider's request id (from the idHeader), or an *HTTPError for another

@@ -132,11 +132,11 @@ func registrations() []Registration {
 			hints:   openAIHints,
 			limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 			api: func(o Options) api {
-				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox"}}
+				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true, words: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox"}}
 			},
 		},
 		{
-			Name: "openai", About: "OpenAI's API: whisper-1 with timed segments, gpt-4o-transcribe and gpt-4o-mini-transcribe as text per chunk",
+			Name: "openai", About: "OpenAI's API: whisper-1 with timed segments and words, gpt-4o-transcribe and gpt-4o-mini-transcribe as text per chunk",
 			DefaultModel: "whisper-1", KeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1", Billing: perSecond,
 			Prices:  map[string]ledger.Amount{"whisper-1": 6000, "gpt-4o-transcribe": 6000, "gpt-4o-mini-transcribe": 3000, "gpt-4o-transcribe-diarize": 6000},
 			Records: "none per request: its usage page, by time",
@@ -145,7 +145,7 @@ func registrations() []Registration {
 			Speakers:      "with --model gpt-4o-transcribe-diarize only (diarized_json; no count is taken)",
 			speakerModels: diarizes,
 			limits:        openAILimits,
-			api:           openAICompatible("openai", openAIDialect{path: "/v1/audio/transcriptions", seconds: true, textOnly: gpt4oText}),
+			api:           openAICompatible("openai", openAIDialect{path: "/v1/audio/transcriptions", seconds: true, textOnly: gpt4oText, words: true}),
 		},
 		{
 			Name: "groq", About: "Groq's OpenAI-compatible API: whisper-large-v3 and whisper-large-v3-turbo, billed at least 10 s a request",

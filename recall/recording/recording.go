@@ -89,6 +89,23 @@ type Segment struct {
 	// Speaker labels who speaks, as the provider tells them apart ("A",
 	// "B"...), when speakers were asked for.
 	Speaker string `json:"speaker,omitempty"`
+	// Words are the segment's words as the provider timed them, in order,
+	// when it timed each word; none otherwise (and in transcripts kept
+	// before words were).
+	Words []Word `json:"words,omitempty"`
+}
+
+// Word is a word as the provider timed it. Its text is the provider's:
+// with the punctuation of the segment's text (AssemblyAI, Deepgram) or
+// without it (OpenAI's whisper-1).
+type Word struct {
+	Start time.Duration `json:"start"`
+	End   time.Duration `json:"end"`
+	Text  string        `json:"text"`
+	// Speaker labels who says it, as Segment.Speaker does.
+	Speaker string `json:"speaker,omitempty"`
+	// Confidence is the provider's, from 0 to 1, where it gives one.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
 
 // Timing says how finely a transcript is timed.
@@ -98,8 +115,8 @@ type Timing string
 const (
 	// TimingSegments: the provider timed each segment.
 	TimingSegments Timing = "segments"
-	// TimingWords: the provider timed each word, and the segments are
-	// words grouped into sentences.
+	// TimingWords: the provider timed each word only, and the segments
+	// are its words grouped into sentences.
 	TimingWords Timing = "words"
 	// TimingChunk: the provider gave text alone (OpenAI's gpt-4o
 	// transcription models): one segment spans the chunk, so a search

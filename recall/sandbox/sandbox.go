@@ -12,11 +12,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,7 +266,7 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	answer, _ := json.Marshal(placeholder(dur, sum))
+	answer, _ := json.Marshal(placeholder(dur, sum, slices.Contains(r.Form["timestamp_granularities[]"], "word")))
 	tag := r.Header.Get(s.opts.TagHeader)
 	if tag == "" {
 		tag = "file:" + header.Filename
@@ -330,20 +332,43 @@ func (s *Server) price(d time.Duration) ledger.Amount {
 }
 
 // placeholder is the sandbox's transcript: no recognition, only a label
-// and segments of up to 10 s, so that timestamps can be checked.
-func placeholder(d time.Duration, sum string) map[string]any {
+// and segments of up to 10 s, so that timestamps can be checked; with
+// words, also each word's time, as OpenAI gives them (verbose_json's
+// words, without punctuation).
+func placeholder(d time.Duration, sum string, words bool) map[string]any {
 	secs := d.Seconds()
-	var segs []map[string]any
+	var segs, timed []map[string]any
 	for start, i := 0.0, 0; start < secs; start, i = start+10, i+1 {
 		end := min(start+10, secs)
-		segs = append(segs, map[string]any{"id": i, "start": start, "end": end,
-			"text": fmt.Sprintf("[sandbox] segment %d, %.1f to %.1f s", i+1, start, end)})
+		text := fmt.Sprintf("[sandbox] segment %d, %.1f to %.1f s", i+1, start, end)
+		segs = append(segs, map[string]any{"id": i, "start": start, "end": end, "text": text})
+		timed = append(timed, placeholderWords(text, start, end)...)
 	}
-	return map[string]any{
+	answer := map[string]any{
 		"task": "transcribe", "language": "english", "duration": secs,
 		"text":     fmt.Sprintf("[sandbox transcript: no speech was recognised; %.1f s of audio, sha256 %s]", secs, sum[:12]),
 		"segments": segs,
 	}
+	if words {
+		answer["words"] = timed
+	}
+	return answer
+}
+
+// placeholderWords times the words of text from start to end (seconds):
+// each an equal share, not one by its length, and said in the first
+// four fifths of it, so that cues timed by these words differ from cues
+// timed by the segment.
+func placeholderWords(text string, start, end float64) []map[string]any {
+	fields := strings.Fields(text)
+	share := (end - start) / float64(len(fields))
+	ms := func(f float64) float64 { return math.Round(f*1000) / 1000 }
+	var out []map[string]any
+	for i, f := range fields {
+		at := start + float64(i)*share
+		out = append(out, map[string]any{"word": strings.Trim(f, "[],."), "start": ms(at), "end": ms(at + share*4/5)})
+	}
+	return out
 }
 
 func (s *Server) listCharges(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,9 @@
 // The rules' defaults are those broadcasters publish for subtitles
 // (42 characters a line, 2 lines, 7 seconds, about 17 characters a
 // second for adult viewers). A segment of the transcript is cut into as
-// many cues as the rules need; where the provider timed only the
+// many cues as the rules need. Where the provider timed its words, each
+// cue starts when its first word is said and ends when its last is, and a
+// pause between words ends a cue; where the provider timed only the
 // segment, each word is given a share of its time by its length.
 package subtitle
 
@@ -14,10 +16,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Rules bound each cue.
+// Rules bound each cue, and say how cues are written.
 type Rules struct {
 	// LineChars is the most characters a line holds (default 42).
 	LineChars int
@@ -29,6 +32,10 @@ type Rules struct {
 	// (default 17): a cue whose text needs longer stays on screen longer,
 	// up to the next cue's start.
 	CharsPerSecond float64
+	// WordTimes writes in each VTT cue the time each word after its
+	// first is said (<00:00:01.500>), where the provider timed words, for
+	// players that show words as they are said (default off).
+	WordTimes bool
 }
 
 // Default are the rules when none are given.
@@ -55,13 +62,33 @@ type Segment struct {
 	Text       string
 	// Speaker, if known, labels who speaks.
 	Speaker string
+	// Words, if the provider timed them, are the segment's words in
+	// order. Their text may differ from Text in punctuation, case and
+	// spacing (OpenAI's words have no punctuation); the cues show Text,
+	// timed by the words that say it.
+	Words []Word
 }
+
+// Word is a word as the provider timed it.
+type Word struct {
+	Start, End time.Duration
+	Text       string
+}
+
+// pause is the silence between two timed words that ends a cue, so that
+// no text stays on screen through it before it is said.
+const pause = 1500 * time.Millisecond
 
 // Cue is what is on screen from Start to End; Speaker is its segment's.
 type Cue struct {
 	Start, End time.Duration
 	Lines      []string
 	Speaker    string
+	// Words are the words the lines show, in order, each with the time
+	// it is said, where the provider timed words; none where the times
+	// are shares of a segment's, which no one should take for when a
+	// word was said.
+	Words []Word
 }
 
 // word is a word with the time it is said.
@@ -76,7 +103,7 @@ type word struct {
 func Cues(segments []Segment, r Rules) []Cue {
 	var cues []Cue
 	for _, s := range segments {
-		words := timedWords(s)
+		words, timed := timedWords(s)
 		for len(words) > 0 {
 			n := fit(words, r)
 			// A word said for longer than a cue may last (a pause the
@@ -84,6 +111,11 @@ func Cues(segments []Segment, r Rules) []Cue {
 			// for the rest of it.
 			end := min(words[n-1].end, words[0].start+r.MaxDuration)
 			cue := Cue{Start: words[0].start, End: end, Lines: wrap(words[:n], r.LineChars), Speaker: s.Speaker}
+			if timed {
+				for _, w := range words[:n] {
+					cue.Words = append(cue.Words, Word{Start: w.start, End: w.end, Text: w.text})
+				}
+			}
 			cues = append(cues, cue)
 			words = words[n:]
 		}
@@ -92,12 +124,17 @@ func Cues(segments []Segment, r Rules) []Cue {
 	return cues
 }
 
-// timedWords gives each word of s a share of its time by its length,
-// spaces counted: what a speaker takes to say it, near enough.
-func timedWords(s Segment) []word {
+// timedWords times each word of s's text: by the provider's words where
+// they say the same text (timed), else each a share of the segment's time
+// by its length, spaces counted: what a speaker takes to say it, near
+// enough.
+func timedWords(s Segment) (words []word, timed bool) {
 	fields := strings.Fields(s.Text)
 	if len(fields) == 0 {
-		return nil
+		return nil, false
+	}
+	if words, ok := aligned(fields, s.Words); ok {
+		return words, true
 	}
 	total := 0
 	for _, f := range fields {
@@ -107,7 +144,7 @@ func timedWords(s Segment) []word {
 	if span < 0 {
 		span = 0
 	}
-	words := make([]word, len(fields))
+	words = make([]word, len(fields))
 	at := 0
 	for i, f := range fields {
 		start := s.Start + span*time.Duration(at)/time.Duration(total)
@@ -118,15 +155,103 @@ func timedWords(s Segment) []word {
 		}
 		words[i] = word{f, start, end}
 	}
-	return words
+	return words, false
+}
+
+// aligned times fields, the words of a segment's text, by the provider's
+// timed words: the letters and digits of both, in order and without case,
+// must be the same, and each field takes the time from the start of the
+// timed word its first letter is in to the end of the one its last is in
+// (a field without letters, the time at the end of the field before it).
+// Times never go back, so cues cut from them cannot overlap.
+func aligned(fields []string, timed []Word) ([]word, bool) {
+	if len(timed) == 0 {
+		return nil, false
+	}
+	var letters []rune
+	var owner []int
+	for i, w := range timed {
+		for _, r := range normal(w.Text) {
+			letters = append(letters, r)
+			owner = append(owner, i)
+		}
+	}
+	words := make([]word, len(fields))
+	at, last := 0, timed[0].Start
+	for i, f := range fields {
+		rs := normal(f)
+		if at+len(rs) > len(letters) || string(letters[at:at+len(rs)]) != string(rs) {
+			return nil, false
+		}
+		start, end := last, last
+		if len(rs) > 0 {
+			start, end = timed[owner[at]].Start, timed[owner[at+len(rs)-1]].End
+			at += len(rs)
+		}
+		start = max(start, last)
+		end = max(end, start)
+		words[i] = word{f, start, end}
+		last = end
+	}
+	return words, at == len(letters) && shared(words)
+}
+
+// shared gives the words said in no time (a word the provider timed so,
+// a speaker's name put before a turn) a share of the time of the word
+// that follows them, or else of the one before, so that no cue is of no
+// length; it reports false when no word has a time of its own.
+func shared(words []word) bool {
+	for i := 0; i < len(words); {
+		if words[i].end > words[i].start {
+			i++
+			continue
+		}
+		j := i
+		for j < len(words) && words[j].end <= words[j].start {
+			j++
+		}
+		// words[i:j] share the time of words[j], or, at the end, of
+		// words[i-1].
+		first, last, from := i, j, time.Duration(0)
+		if j == len(words) {
+			if i == 0 {
+				return false
+			}
+			first, last = i-1, j-1
+			from = words[first].start
+		} else {
+			from = words[j].start
+		}
+		to, n := words[last].end, time.Duration(last-first+1)
+		for k := first; k <= last; k++ {
+			words[k].start = from + (to-from)*time.Duration(k-first)/n
+			words[k].end = from + (to-from)*time.Duration(k-first+1)/n
+		}
+		i = last + 1
+	}
+	return true
+}
+
+// normal is s's letters and digits, in lower case: what a provider's
+// word and the text it is in agree on.
+func normal(s string) []rune {
+	var rs []rune
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			rs = append(rs, unicode.ToLower(r))
+		}
+	}
+	return rs
 }
 
 // fit returns how many of words, at least one, the next cue takes: as
-// many as fit its lines and its time, ending at the last sentence's end
-// within them when there is one past the cue's first half.
+// many as fit its lines and its time, and are said without a pause,
+// ending at the last sentence's end within them when there is one past
+// the cue's first half.
 func fit(words []word, r Rules) int {
 	n := 1
-	for n < len(words) && len(wrap(words[:n+1], r.LineChars)) <= r.Lines && words[n].end-words[0].start <= r.MaxDuration {
+	for n < len(words) && len(wrap(words[:n+1], r.LineChars)) <= r.Lines && words[n].end-words[0].start <= r.MaxDuration &&
+		words[n].start-words[n-1].end < pause {
 		n++
 	}
 	if n == len(words) {

@@ -59,7 +59,7 @@ func TestCuesKeepTheRules(t *testing.T) {
 }
 
 func TestTwoLinesAreBalanced(t *testing.T) {
-	words := timedWords(Segment{Start: 0, End: 4 * time.Second, Text: "one two three four five six seven eight nine ten eleven twelve"})
+	words, _ := timedWords(Segment{Start: 0, End: 4 * time.Second, Text: "one two three four five six seven eight nine ten eleven twelve"})
 	lines := wrap(words, 42)
 	if len(lines) != 2 || diff(lines[0], lines[1]) > 6 {
 		t.Errorf("lines %q: want two of similar length", lines)
@@ -137,13 +137,111 @@ func TestRandomTranscripts(t *testing.T) {
 			}
 			at += time.Duration(rng.IntN(2000)) * time.Millisecond
 			d := time.Duration(300+rng.IntN(20000)) * time.Millisecond
-			segments = append(segments, Segment{Start: at, End: at + d, Text: strings.Join(words, " ")})
-			at += d
+			seg := Segment{Start: at, End: at + d, Text: strings.Join(words, " ")}
+			if rng.IntN(2) == 0 {
+				// Timed words, with pauses, some said in no time, some
+				// overlapping the one before.
+				t := at
+				for _, w := range words {
+					t += time.Duration(rng.IntN(2500)-500) * time.Millisecond
+					t = max(t, at)
+					d := time.Duration(rng.IntN(3)) * time.Duration(rng.IntN(600)) * time.Millisecond
+					seg.Words = append(seg.Words, Word{Start: t, End: t + d, Text: w})
+					t += d
+					seg.End = max(seg.End, t)
+				}
+			}
+			segments = append(segments, seg)
+			at = seg.End
 		}
 		cues := Cues(segments, r)
 		check(t, segments, cues, r)
 		if t.Failed() {
 			t.Fatalf("rules %+v, segments %+v", r, segments)
 		}
+	}
+}
+
+// timedLike returns the words of text as a provider that times words
+// without punctuation (OpenAI's whisper-1) gives them: each from at, said
+// in each's length times per, with a gap between them.
+func timedLike(text string, at, per, gap time.Duration) []Word {
+	var words []Word
+	for _, f := range strings.Fields(text) {
+		w := strings.ToLower(strings.Trim(f, ".,;?!"))
+		d := per * time.Duration(utf8.RuneCountInString(w))
+		words = append(words, Word{Start: at, End: at + d, Text: w})
+		at += d + gap
+	}
+	return words
+}
+
+// TestCuesAreTimedByWords: where the provider timed the words, each cue
+// starts when its first word is said and ends when its last is (or later,
+// only to be read), though the words have no punctuation nor capitals,
+// and the cues show the segment's text.
+func TestCuesAreTimedByWords(t *testing.T) {
+	words := timedLike(talk, 2*time.Second, 40*time.Millisecond, 90*time.Millisecond)
+	segments := []Segment{{Start: 2 * time.Second, End: words[len(words)-1].End, Text: talk, Words: words}}
+	r := Rules{LineChars: 30, Lines: 1, MaxDuration: 7 * time.Second, CharsPerSecond: 1000}
+	cues := Cues(segments, r)
+	check(t, segments, cues, r)
+	i := 0
+	for _, c := range cues {
+		n := len(strings.Fields(strings.Join(c.Lines, " ")))
+		if len(c.Words) != n || c.Words[0].Start != c.Start {
+			t.Errorf("cue %q has the words %+v", c.Lines, c.Words)
+		}
+		if first, last := words[i], words[i+n-1]; c.Start != first.Start || c.End != last.End {
+			t.Errorf("cue %q is %s to %s; its words are said from %s to %s", c.Lines, c.Start, c.End, first.Start, last.End)
+		}
+		i += n
+	}
+	if plain := Cues([]Segment{{Start: segments[0].Start, End: segments[0].End, Text: talk}}, r); plain[1].Start == cues[1].Start {
+		t.Errorf("the second cue starts at %s with or without the words", plain[1].Start)
+	}
+}
+
+// TestAPauseEndsACue: a silence between two words ends the cue before
+// it, though the next word would fit.
+func TestAPauseEndsACue(t *testing.T) {
+	words := []Word{{0, 300 * time.Millisecond, "Yes."}, {400 * time.Millisecond, 600 * time.Millisecond, "Well"}, {4 * time.Second, 4300 * time.Millisecond, "no."}}
+	segments := []Segment{{Start: 0, End: 4300 * time.Millisecond, Text: "Yes. Well no.", Words: words}}
+	cues := Cues(segments, Default)
+	check(t, segments, cues, Default)
+	if len(cues) != 2 || cues[1].Start != 4*time.Second || cues[0].End > 4*time.Second {
+		t.Fatalf("cues %+v: want the pause to end the first", cues)
+	}
+}
+
+// TestWordsThatDoNotSayTheTextAreNotUsed: words that are not the
+// segment's text time nothing: the segment's time is shared by length.
+func TestWordsThatDoNotSayTheTextAreNotUsed(t *testing.T) {
+	plain := Segment{Start: time.Second, End: 9 * time.Second, Text: talk}
+	for _, words := range [][]Word{
+		timedLike("something else entirely", time.Second, 50*time.Millisecond, 0),
+		timedLike(talk+" more", time.Second, 50*time.Millisecond, 0),
+		timedLike(strings.TrimSuffix(talk, " machine."), time.Second, 50*time.Millisecond, 0),
+	} {
+		with := plain
+		with.Words = words
+		got, want := Cues([]Segment{with}, Default), Cues([]Segment{plain}, Default)
+		if len(got) != len(want) || got[0].End != want[0].End || got[0].Words != nil {
+			t.Errorf("cues %+v with words that are not the text; want %+v", got, want)
+		}
+	}
+}
+
+// TestWordsSaidInNoTimeShareTheNext: a word timed in no time (a name put
+// before a turn, or a provider's) is shown with the word after it, or at
+// the end the one before, so that no cue is of no length.
+func TestWordsSaidInNoTimeShareTheNext(t *testing.T) {
+	r := Rules{LineChars: 10, Lines: 1, MaxDuration: 7 * time.Second, CharsPerSecond: 1000}
+	words := []Word{{time.Second, time.Second, "Speaker A:"}, {time.Second, 2 * time.Second, "Welcome"}, {2 * time.Second, 3 * time.Second, "back"}, {3 * time.Second, 3 * time.Second, "home"}}
+	segments := []Segment{{Start: time.Second, End: 3 * time.Second, Text: "Speaker A: Welcome back home", Words: words}}
+	cues := Cues(segments, r)
+	check(t, segments, cues, r)
+	if cues[0].Start != time.Second || cues[len(cues)-1].End != 3*time.Second {
+		t.Errorf("cues %+v: want them from 1s to 3s", cues)
 	}
 }
