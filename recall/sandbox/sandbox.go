@@ -264,7 +264,7 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	answer, _ := json.Marshal(placeholder(dur, sum))
+	answer, _ := json.Marshal(placeholder(dur, sum, r.FormValue("response_format") == "diarized_json"))
 	tag := r.Header.Get(s.opts.TagHeader)
 	if tag == "" {
 		tag = "file:" + header.Filename
@@ -330,14 +330,29 @@ func (s *Server) price(d time.Duration) ledger.Amount {
 }
 
 // placeholder is the sandbox's transcript: no recognition, only a label
-// and segments of up to 10 s, so that timestamps can be checked.
-func placeholder(d time.Duration, sum string) map[string]any {
+// and segments of up to 10 s, so that timestamps can be checked. Asked
+// for diarized_json, as OpenAI's diarizing model answers, it labels
+// speakers: turns of 5 s, A's then B's, the last two sharing what is
+// left, so that even a recording of a second has two speakers.
+func placeholder(d time.Duration, sum string, diarized bool) map[string]any {
 	secs := d.Seconds()
+	step, speakers := 10.0, []string{""}
+	if diarized {
+		step, speakers = 5, []string{"A", "B"}
+	}
 	var segs []map[string]any
-	for start, i := 0.0, 0; start < secs; start, i = start+10, i+1 {
-		end := min(start+10, secs)
-		segs = append(segs, map[string]any{"id": i, "start": start, "end": end,
-			"text": fmt.Sprintf("[sandbox] segment %d, %.1f to %.1f s", i+1, start, end)})
+	for start, i := 0.0, 0; start < secs; i++ {
+		end := min(start+step, secs)
+		if diarized && i%2 == 0 && start+2*step > secs {
+			end = start + (secs-start)/2 // A's half of what is left
+		}
+		seg := map[string]any{"id": i, "start": start, "end": end,
+			"text": fmt.Sprintf("[sandbox] segment %d, %.1f to %.1f s", i+1, start, end)}
+		if who := speakers[i%len(speakers)]; who != "" {
+			seg["type"], seg["speaker"] = "transcript.text.segment", who
+		}
+		segs = append(segs, seg)
+		start = end
 	}
 	return map[string]any{
 		"task": "transcribe", "language": "english", "duration": secs,
