@@ -36,7 +36,13 @@ type Document struct {
 	// chunks': "segments" or "words" as the provider timed them, "chunk"
 	// where it gave text alone, and each segment spans its chunk.
 	Timing recording.Timing `json:"timing"`
+	// Names are the names people gave the speakers, by label; in JSON,
+	// each segment's speaker_name.
+	Names map[string]string `json:"-"`
 }
+
+// speaker is how the speaker labelled label is shown in doc.
+func (doc Document) speaker(label string) string { return recording.Speaker(label, doc.Names[label]) }
 
 // coarser returns the coarser of two timings: a chunk's timing is coarser
 // than words', which is coarser than segments'.
@@ -51,14 +57,15 @@ func coarser(a, b recording.Timing) recording.Timing {
 // MarshalJSON writes doc with its times in seconds.
 func (doc Document) MarshalJSON() ([]byte, error) {
 	type segment struct {
-		Start   float64 `json:"start_seconds"`
-		End     float64 `json:"end_seconds"`
-		Text    string  `json:"text"`
-		Speaker string  `json:"speaker,omitempty"`
+		Start       float64 `json:"start_seconds"`
+		End         float64 `json:"end_seconds"`
+		Text        string  `json:"text"`
+		Speaker     string  `json:"speaker,omitempty"`
+		SpeakerName string  `json:"speaker_name,omitempty"`
 	}
 	segs := make([]segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text, s.Speaker}
+		segs[i] = segment{seconds(s.Start), seconds(s.End), s.Text, s.Speaker, doc.Names[s.Speaker]}
 	}
 	type fields Document
 	return json.Marshal(struct {
@@ -101,7 +108,8 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		}
 	}
 	doc.Text = strings.Join(texts, "\n")
-	return doc, nil
+	doc.Names, err = a.store.SpeakerNames(ctx, sha)
+	return doc, err
 }
 
 // writeOutputs writes the transcript of sha by who, in every format, for
@@ -165,7 +173,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		for _, c := range cues(doc, rules) {
 			voice := ""
 			if c.Speaker != "" {
-				voice = "<v " + speakerName(c.Speaker) + ">"
+				voice = "<v " + voiceEscaper.Replace(doc.speaker(c.Speaker)) + ">"
 			}
 			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, strings.Join(c.Lines, "\n"))
 		}
@@ -186,8 +194,9 @@ func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
 	return subtitle.Cues(segments, rules)
 }
 
-// speakerName is how a speaker's label is shown: "Speaker A".
-func speakerName(label string) string { return "Speaker " + label }
+// voiceEscaper writes a speaker's name as a VTT voice's annotation,
+// which may hold no "<" or ">" and escapes "&".
+var voiceEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // labelTurns returns doc with each segment that starts a speaker's turn
 // beginning with the speaker's name, as SRT, which has no voices, shows
@@ -197,7 +206,7 @@ func labelTurns(doc Document) Document {
 	prev := ""
 	for i, s := range doc.Segments {
 		if s.Speaker != "" && s.Speaker != prev {
-			s.Text = speakerName(s.Speaker) + ": " + s.Text
+			s.Text = doc.speaker(s.Speaker) + ": " + s.Text
 		}
 		prev = s.Speaker
 		segs[i] = s
@@ -220,7 +229,7 @@ func plainText(doc Document) string {
 	prev := "\x00"
 	for _, s := range doc.Segments {
 		if s.Speaker != prev {
-			turns = append(turns, speakerName(s.Speaker)+": "+s.Text)
+			turns = append(turns, doc.speaker(s.Speaker)+": "+s.Text)
 			prev = s.Speaker
 			continue
 		}

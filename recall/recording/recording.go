@@ -91,6 +91,15 @@ type Segment struct {
 	Speaker string `json:"speaker,omitempty"`
 }
 
+// Speaker is how the speaker labelled label is shown: name, the name a
+// person gave the label, or else "Speaker A".
+func Speaker(label, name string) string {
+	if name != "" {
+		return name
+	}
+	return "Speaker " + label
+}
+
 // Timing says how finely a transcript is timed.
 type Timing string
 
