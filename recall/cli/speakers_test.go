@@ -75,7 +75,7 @@ func addedTalk(t *testing.T) (db string, env map[string]string, dir string) {
 func TestSpeakersEndToEnd(t *testing.T) {
 	t.Parallel()
 	srv, job := assemblyAIWithSpeakers(t)
-	db, env, _ := addedTalk(t)
+	db, env, dir := addedTalk(t)
 	if r := run(t, env, "--db", db, "run", "talks", "--provider", "assemblyai", "--provider-url", srv.URL, "--speakers=2"); r.code != cli.ExitOK {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
 	}
@@ -83,9 +83,13 @@ func TestSpeakersEndToEnd(t *testing.T) {
 		t.Errorf("the job asked for %v", j)
 	}
 	out := t.TempDir()
-	if r := run(t, env, "--db", db, "export", "talks", "--out", out); r.code != cli.ExitOK {
-		t.Fatalf("export: %d %s", r.code, r.stderr)
+	export := func() {
+		t.Helper()
+		if r := run(t, env, "--db", db, "export", "talks", "--out", out); r.code != cli.ExitOK {
+			t.Fatalf("export: %d %s", r.code, r.stderr)
+		}
 	}
+	export()
 	read := func(ext string) string {
 		files, _ := filepath.Glob(filepath.Join(out, "**", "*."+ext))
 		more, _ := filepath.Glob(filepath.Join(out, "*."+ext))
@@ -109,6 +113,14 @@ func TestSpeakersEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(read("json")), &doc); err != nil || len(doc.Segments) != 2 || doc.Segments[0].Speaker != "A" || doc.Segments[1].Speaker != "B" {
 		t.Errorf("json segments %+v, %v", doc.Segments, err)
 	}
+
+	// Named afterwards, the speakers' names are the voices
+	// (docs/recall-archive.md shows it too).
+	if r := run(t, env, "--db", db, "speakers", "talks", filepath.Join(dir, "talk.mp3"), "A=Alice", "B=Bob"); r.code != cli.ExitOK {
+		t.Fatalf("speakers: %d %s", r.code, r.stderr)
+	}
+	export()
+	doccheck.Transcript(t, "recall-vtt-named", read("vtt"))
 
 	// A provider that labels no speakers refuses the flag before
 	// anything is sent.
