@@ -135,8 +135,11 @@ func TestEarlierArchivesSearchBySpeaker(t *testing.T) {
 			if len(b) != 1 || b[0].Speaker != "B" || b[0].Start != 600*time.Second+2*time.Millisecond || b[0].End != 604*time.Second || b[0].SpeakerName != "" {
 				t.Errorf("speaker B's segments: %+v", b)
 			}
-			if err := s.NameSpeakers(ctx, "aa", map[string]string{"A": "Alice", "B": "Bob"}); err != nil {
+			if err := s.NameSpeakers(ctx, "aa", map[string]string{"A": "Alice", "B": "Émile"}); err != nil {
 				t.Fatal(err)
+			}
+			if e := find("Émile"); len(e) != 1 || e[0].SpeakerName != "Émile" {
+				t.Errorf("Émile's segments: %+v", e)
 			}
 			if a := find("ALICE"); len(a) != 1 || a[0].Speaker != "A" || a[0].SpeakerName != "Alice" || a[0].Start != 0 {
 				t.Errorf("Alice's segments: %+v", a)
@@ -147,7 +150,7 @@ func TestEarlierArchivesSearchBySpeaker(t *testing.T) {
 			if err := s.NameSpeakers(ctx, "aa", map[string]string{"A": ""}); err != nil {
 				t.Fatal(err)
 			}
-			if names, err := s.SpeakerNames(ctx, "aa"); err != nil || len(names) != 1 || names["B"] != "Bob" {
+			if names, err := s.SpeakerNames(ctx, "aa"); err != nil || len(names) != 1 || names["B"] != "Émile" {
 				t.Errorf("the names after A's was taken away: %v, %v", names, err)
 			}
 		})

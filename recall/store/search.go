@@ -51,7 +51,7 @@ type Find struct {
 	Sandbox bool
 	// Speakers, if set, keeps the search to the segments of a speaker
 	// that any of them names: by the provider's label or by the name a
-	// person gave it, case aside.
+	// person gave it, case aside (on SQLite, the case of ASCII letters).
 	Speakers []string
 	// Open and Close mark the matches in the snippets; "[" and "]" when
 	// empty. Neither may hold a double quote.
@@ -93,9 +93,11 @@ func (s *Store) Find(ctx context.Context, q Query, f Find) (hits []Hit, total in
 	if len(f.Speakers) > 0 {
 		var either []string
 		for _, who := range f.Speakers {
-			args = append(args, strings.ToLower(who))
+			// lower() on both sides: SQLite's folds ASCII alone, and a
+			// name given as it was written matches whatever its letters.
+			args = append(args, who)
 			n := len(args)
-			either = append(either, fmt.Sprintf(`lower(speaker) = $%d OR lower(%s) = $%d`, n, speakerName, n))
+			either = append(either, fmt.Sprintf(`lower(speaker) = lower($%d) OR lower(%s) = lower($%d)`, n, speakerName, n))
 		}
 		match += ` AND speaker <> '' AND (` + strings.Join(either, " OR ") + `)`
 	}
