@@ -64,6 +64,8 @@ func parseNames(args []string) (map[string]string, error) {
 	return names, nil
 }
 
+// printSpeakers lists rep's speakers, a line each, and says what was
+// named or how to name them.
 func printSpeakers(w io.Writer, rep recall.SpeakersReport) {
 	if len(rep.Speakers) == 0 {
 		fmt.Fprintf(w, "%q: its transcript by %s/%s labels no speakers (transcribe it with --speakers to name them)\n", rep.Path, rep.Provider, rep.Model)
@@ -82,13 +84,12 @@ func printSpeakers(w io.Writer, rep recall.SpeakersReport) {
 	for i, s := range rep.Speakers {
 		fmt.Fprintf(w, "  %-*s  %-*s  from %s, %s, %s in all\n", lw, labels[i], nw, names[i], clock(s.First), output.Plural(s.Segments, "segment"), spoken(s.Spoken))
 	}
-	switch {
-	case len(rep.Named) > 0:
-		fmt.Fprintf(w, "changed the name of %s (%s); exports, searches and the console show the names (nothing was sent or paid)\n",
-			output.Plural(len(rep.Named), "speaker"), strings.Join(rep.Named, ", "))
-	default:
+	if len(rep.Named) == 0 {
 		fmt.Fprintf(w, "name them: recall-archive speakers %s %s %s=NAME...\n", output.ShellQuote(rep.Batch), output.ShellQuote(rep.Path), rep.Speakers[0].Label)
+		return
 	}
+	fmt.Fprintf(w, "changed the name of %s (%s); exports, searches and the console show the names (nothing was sent or paid)\n",
+		output.Plural(len(rep.Named), "speaker"), strings.Join(rep.Named, ", "))
 }
 
 // spoken formats how long a speaker speaks: seconds, to the tenth, under
