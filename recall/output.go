@@ -37,7 +37,13 @@ type Document struct {
 	// chunks': "segments" or "words" as the provider timed them, "chunk"
 	// where it gave text alone, and each segment spans its chunk.
 	Timing recording.Timing `json:"timing"`
+	// Names are the names people gave the speakers, by label; in JSON,
+	// each segment's speaker_name.
+	Names map[string]string `json:"-"`
 }
+
+// speaker is how the speaker labelled label is shown in doc.
+func (doc Document) speaker(label string) string { return recording.Speaker(label, doc.Names[label]) }
 
 // coarser returns the coarser of two timings: a chunk's timing is coarser
 // than words', which is coarser than segments'.
@@ -60,15 +66,16 @@ func (doc Document) MarshalJSON() ([]byte, error) {
 		Confidence *float64 `json:"confidence,omitempty"`
 	}
 	type segment struct {
-		Start   float64 `json:"start_seconds"`
-		End     float64 `json:"end_seconds"`
-		Text    string  `json:"text"`
-		Speaker string  `json:"speaker,omitempty"`
-		Words   []word  `json:"words,omitempty"`
+		Start       float64 `json:"start_seconds"`
+		End         float64 `json:"end_seconds"`
+		Text        string  `json:"text"`
+		Speaker     string  `json:"speaker,omitempty"`
+		SpeakerName string  `json:"speaker_name,omitempty"`
+		Words       []word  `json:"words,omitempty"`
 	}
 	segs := make([]segment, len(doc.Segments))
 	for i, s := range doc.Segments {
-		segs[i] = segment{Start: seconds(s.Start), End: seconds(s.End), Text: s.Text, Speaker: s.Speaker}
+		segs[i] = segment{Start: seconds(s.Start), End: seconds(s.End), Text: s.Text, Speaker: s.Speaker, SpeakerName: doc.Names[s.Speaker]}
 		for _, w := range s.Words {
 			segs[i].Words = append(segs[i].Words, word{seconds(w.Start), seconds(w.End), w.Text, w.Speaker, w.Confidence})
 		}
@@ -119,7 +126,8 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		}
 	}
 	doc.Text = strings.Join(texts, "\n")
-	return doc, nil
+	doc.Names, err = a.store.SpeakerNames(ctx, sha)
+	return doc, err
 }
 
 // writeOutputs writes the transcript of sha by who, in every format, for
@@ -183,7 +191,7 @@ func render(doc Document, format string, rules subtitle.Rules) []byte {
 		for _, c := range cues(doc, rules) {
 			voice := ""
 			if c.Speaker != "" {
-				voice = "<v " + speakerName(c.Speaker) + ">"
+				voice = "<v " + voiceEscaper.Replace(doc.speaker(c.Speaker)) + ">"
 			}
 			fmt.Fprintf(&b, "%s --> %s\n%s%s\n\n", stamp(c.Start, "."), stamp(c.End, "."), voice, vttText(c, rules.WordTimes))
 		}
@@ -208,8 +216,9 @@ func cues(doc Document, rules subtitle.Rules) []subtitle.Cue {
 	return subtitle.Cues(segments, rules)
 }
 
-// speakerName is how a speaker's label is shown: "Speaker A".
-func speakerName(label string) string { return "Speaker " + label }
+// voiceEscaper writes a speaker's name as a VTT voice's annotation,
+// which may hold no "<" or ">" and escapes "&".
+var voiceEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // labelTurns returns doc with each segment that starts a speaker's turn
 // beginning with the speaker's name, as SRT, which has no voices, shows
@@ -219,12 +228,13 @@ func labelTurns(doc Document) Document {
 	prev := ""
 	for i, s := range doc.Segments {
 		if s.Speaker != "" && s.Speaker != prev {
-			s.Text = speakerName(s.Speaker) + ": " + s.Text
+			name := doc.speaker(s.Speaker)
+			s.Text = name + ": " + s.Text
 			// The name is said, as it were, in no time at the turn's
 			// first word, so that the words still time the text.
 			if len(s.Words) > 0 {
 				at := s.Words[0].Start
-				s.Words = append([]recording.Word{{Start: at, End: at, Text: speakerName(s.Speaker) + ":"}}, s.Words...)
+				s.Words = append([]recording.Word{{Start: at, End: at, Text: name + ":"}}, s.Words...)
 			}
 		}
 		prev = s.Speaker
@@ -275,7 +285,7 @@ func plainText(doc Document) string {
 	prev := "\x00"
 	for _, s := range doc.Segments {
 		if s.Speaker != prev {
-			turns = append(turns, speakerName(s.Speaker)+": "+s.Text)
+			turns = append(turns, doc.speaker(s.Speaker)+": "+s.Text)
 			prev = s.Speaker
 			continue
 		}

@@ -3,6 +3,7 @@ package recall
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/recording"
@@ -20,7 +21,11 @@ type Hit struct {
 	Model    string        `json:"model"`
 	Start    time.Duration `json:"-"`
 	End      time.Duration `json:"-"`
-	Snippet  string        `json:"snippet"`
+	// Speaker is the provider's label of who speaks the segment, where
+	// speakers were asked for; SpeakerName the name given to it.
+	Speaker     string `json:"speaker,omitempty"`
+	SpeakerName string `json:"speaker_name,omitempty"`
+	Snippet     string `json:"snippet"`
 }
 
 // MarshalJSON writes h with its times in seconds.
@@ -43,49 +48,71 @@ type SearchResult struct {
 	Query string `json:"query"`
 	// Batch is the batch searched; absent when every batch was.
 	Batch string `json:"batch,omitempty"`
-	Total int    `json:"total"`
-	Hits  []Hit  `json:"hits"`
+	// Speaker is the speaker searched for; absent when every one was.
+	Speaker string `json:"speaker,omitempty"`
+	Total   int    `json:"total"`
+	Hits    []Hit  `json:"hits"`
 }
 
 // Search finds query in every transcript, as [Archive.Find] does, and
 // returns at most limit hits.
 func (a *Archive) Search(ctx context.Context, query string, limit int, sandbox bool) ([]Hit, error) {
-	res, err := a.Find(ctx, query, batchAll, limit, sandbox)
+	res, err := a.Find(ctx, query, Scope{Limit: limit, Sandbox: sandbox})
 	return res.Hits, err
 }
 
-// batchAll searches every batch.
-const batchAll = ""
+// Scope says where a search looks, and how many hits it returns.
+type Scope struct {
+	// Batch keeps the search to the batch's recordings; empty, every
+	// batch's.
+	Batch string
+	// Speaker keeps it to the segments of one speaker: by the provider's
+	// label ("A", or "Speaker A" as exports show it) or by the name a
+	// person gave it ([Archive.Speakers]), case aside.
+	Speaker string
+	// Limit caps the hits returned; 0 is 50.
+	Limit int
+	// Sandbox: the sandbox's placeholder transcripts are searched too.
+	Sandbox bool
+}
 
-// Find finds query in the transcripts of batch's recordings (of every
-// batch's when batch is empty), best first, at most limit hits, and
-// counts the segments that match in all. A query is words, all of which a
-// segment holds, in any order; "a phrase" in double quotes; OR between
-// alternatives; word* for the words that start so ([store.ParseQuery]).
-// Matches are marked [like this] in the snippets. The sandbox's
-// placeholder transcripts are searched only with sandbox.
-func (a *Archive) Find(ctx context.Context, query, batch string, limit int, sandbox bool) (SearchResult, error) {
-	res := SearchResult{Query: query, Batch: batch, Hits: []Hit{}}
+// Find finds query in the transcripts of the recordings in scope, best
+// first, at most in.Limit hits, and counts the segments that match in
+// all. A query is words, all of which a segment holds, in any order; "a
+// phrase" in double quotes; OR between alternatives; word* for the words
+// that start so ([store.ParseQuery]). Matches are marked [like this] in
+// the snippets. The sandbox's placeholder transcripts are searched only
+// with in.Sandbox.
+func (a *Archive) Find(ctx context.Context, query string, in Scope) (SearchResult, error) {
+	res := SearchResult{Query: query, Batch: in.Batch, Speaker: in.Speaker, Hits: []Hit{}}
 	q, err := store.ParseQuery(query)
 	if err != nil {
 		return res, err
 	}
-	if batch != batchAll {
-		if err := a.checkBatch(ctx, batch); err != nil {
+	if in.Batch != "" {
+		if err := a.checkBatch(ctx, in.Batch); err != nil {
 			return res, err
 		}
 	}
-	if limit <= 0 {
-		limit = 50
+	if in.Limit <= 0 {
+		in.Limit = 50
 	}
-	found, total, err := a.store.Find(ctx, q, store.Find{Batch: batch, Limit: limit, Sandbox: sandbox})
+	f := store.Find{Batch: in.Batch, Limit: in.Limit, Sandbox: in.Sandbox}
+	if in.Speaker != "" {
+		f.Speakers = []string{in.Speaker}
+		// "Speaker A", as the exports show A, finds A's segments too.
+		if label, ok := cutPrefixFold(in.Speaker, recording.Speaker("", "")); ok {
+			f.Speakers = append(f.Speakers, label)
+		}
+	}
+	found, total, err := a.store.Find(ctx, q, f)
 	if err != nil {
 		return res, err
 	}
 	res.Total = total
 	for _, h := range found {
-		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Snippet: h.Snippet}
-		paths, err := a.store.Paths(ctx, batch, h.SHA256)
+		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Speaker: h.Speaker, SpeakerName: h.SpeakerName, Snippet: h.Snippet}
+		paths, err := a.store.Paths(ctx, in.Batch, h.SHA256)
 		if err != nil {
 			return res, err
 		}
@@ -93,6 +120,15 @@ func (a *Archive) Find(ctx context.Context, query, batch string, limit int, sand
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
+}
+
+// cutPrefixFold returns s without prefix, compared without case, and
+// whether s began with it.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) > len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // SandboxHolds reports whether the sandbox's placeholder transcripts, left

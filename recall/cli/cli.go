@@ -64,7 +64,7 @@ directory; $` + DBEnv + ` overrides it, and --db overrides both), or a
 postgres:// DSN for several workers on several machines. --db and --json
 may come before the command. Every command takes --json.`,
 		Commands: []*command.Command{addCommand(o), batchesCommand(o), estimateCommand(o), runCommand(o), watchCommand(o), retranscribeCommand(o), budgetCommand(o), statusCommand(o), retryFailedCommand(o),
-			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), exportCommand(o), removeCommand(o), cacheCommand(o), consoleCommand(o), sandboxCommand()},
+			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), speakersCommand(o), exportCommand(o), removeCommand(o), cacheCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
 			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},

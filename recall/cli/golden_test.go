@@ -13,7 +13,7 @@ import (
 // change of what they promise shows in review. go test -run
 // TestHelpOfTheListingCommands -update rewrites the files.
 func TestHelpOfTheListingCommands(t *testing.T) {
-	for _, name := range []string{"batches", "search", "export", "remove", "cache"} {
+	for _, name := range []string{"batches", "search", "speakers", "export", "remove", "cache"} {
 		r := run(t, nil, "help", name)
 		path := filepath.Join("testdata", "help", name+".txt")
 		if doccheck.Update() {

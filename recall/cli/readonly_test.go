@@ -123,7 +123,7 @@ func TestReadOnlyArchiveAnswersReads(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"status", "b"}, {"estimate", "b"}, {"ambiguous", "b"}, {"search", "segment", "--include-sandbox"},
-		{"export", "b", "--out", out, "--include-sandbox"}, {"budget", "b"},
+		{"export", "b", "--out", out, "--include-sandbox"}, {"budget", "b"}, {"speakers", "b", filepath.Join(dir, "a.mp3")},
 	} {
 		if r := asReader(args...); r.code != cli.ExitOK || strings.Contains(r.stderr, "writable") {
 			t.Errorf("%q on a read-only archive: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)

@@ -13,6 +13,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // searchHelp documents the query syntax, in search's help and the docs.
@@ -25,14 +26,19 @@ for the shell: recall-archive search 'bridge OR "old library"'.
 
 Each match names the provider and model whose transcript holds it; the
 total counts every match, past --limit too. The built-in sandbox's
-placeholder transcripts are searched only with --include-sandbox.`
+placeholder transcripts are searched only with --include-sandbox.
+
+Where a transcript labels its speakers (transcribed with --speakers), each
+match says who speaks it, by the name given with 'recall-archive
+speakers' if any; --speaker keeps to one speaker's segments, by label (A,
+or Speaker A as the exports show it) or by the whole name, case aside.`
 
 // searchCommand is "recall-archive search": words found in the
 // transcripts, of one batch or of all.
 func searchCommand(o recall.Options) *command.Command {
 	var limit int
 	var sandbox bool
-	var batch string
+	var batch, speaker string
 	query := command.Arg{Name: "QUERY", Help: "the words to find", Many: true}
 	return &command.Command{Name: "search", Args: []command.Arg{query}, Synopsis: "QUERY [--batch BATCH] [flags]", DB: true, JSON: true,
 		Summary:    "find words in the transcripts, with the file and the time, and count the matches",
@@ -41,18 +47,21 @@ func searchCommand(o recall.Options) *command.Command {
 		Flags: func(f *pflag.FlagSet) {
 			f.IntVar(&limit, "limit", 20, "show at most this many matches")
 			f.StringVar(&batch, "batch", "", "search the recordings of this `BATCH` only (default: every batch)")
+			f.StringVar(&speaker, "speaker", "", "find only what this `SPEAKER` says: a label (A, or Speaker A) or the name given to it")
 			f.BoolVar(&sandbox, "include-sandbox", false, "search the sandbox's placeholder transcripts too")
 		},
 		Run: archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 			query := strings.Join(r.Args, " ")
-			res, err := a.Find(ctx, query, batch, limit, sandbox)
+			in := recall.Scope{Batch: batch, Speaker: speaker, Limit: limit, Sandbox: sandbox}
+			res, err := a.Find(ctx, query, in)
 			if errors.Is(err, recall.ErrQuery) {
 				return command.Usagef("%v ('recall-archive help search' gives the syntax)", err)
 			}
 			hint := false
 			if err == nil && res.Total == 0 && !sandbox {
 				var held recall.SearchResult
-				held, err = a.Find(ctx, query, batch, 1, true)
+				in.Limit, in.Sandbox = 1, true
+				held, err = a.Find(ctx, query, in)
 				hint = held.Total > 0
 			}
 			return r.Done(res, err, func(w io.Writer) {
@@ -70,11 +79,18 @@ func printHits(w io.Writer, res recall.SearchResult) {
 		if len(h.Paths) > 0 {
 			path = h.Paths[0]
 		}
-		fmt.Fprintf(w, "%s  at %s  (%s/%s)\n    %s\n", path, clock(h.Start), h.Provider, h.Model, h.Snippet)
+		said := h.Snippet
+		if h.Speaker != "" {
+			said = recording.Speaker(h.Speaker, h.SpeakerName) + ": " + said
+		}
+		fmt.Fprintf(w, "%s  at %s  (%s/%s)\n    %s\n", path, clock(h.Start), h.Provider, h.Model, said)
 	}
 	where := "in every batch"
 	if res.Batch != "" {
 		where = "in batch " + res.Batch
+	}
+	if res.Speaker != "" {
+		where += ", said by " + res.Speaker
 	}
 	switch {
 	case res.Total == 0:

@@ -121,7 +121,7 @@ func stamp(s float64, sep string) string {
 // segment with its words, a word a line.
 func TestWordTimesInTheDocs(t *testing.T) {
 	t.Parallel()
-	db, env, _ := interviewed(t)
+	db, env, _, _ := interviewed(t)
 	out := t.TempDir()
 	if r := run(t, env, "--db", db, "export", "talks", "--out", out, "--format", "vtt,srt,json", "--line-chars", "16", "--lines", "1"); r.code != cli.ExitOK {
 		t.Fatalf("export: %d %s", r.code, r.stderr)

@@ -334,6 +334,19 @@ func TestRecordingPage(t *testing.T) {
 			t.Errorf("the page of a transcript with speakers lacks %q:\n%s", want, p.body)
 		}
 	}
+
+	// Named afterwards, the speakers are shown by name, on the page and
+	// in a search's matches, escaped as any text.
+	if err := x.a.Store().NameSpeakers(context.Background(), sha, map[string]string{"A": "Ana <host>"}); err != nil {
+		t.Fatal(err)
+	}
+	p = x.get(t, "/recordings/"+sha)
+	if !strings.Contains(p.body, `<b class="speaker">Ana &lt;host&gt;:</b> Hello.`) || !strings.Contains(p.body, `<b class="speaker">Speaker B:</b> Hi.`) {
+		t.Errorf("the page of a transcript with a speaker named:\n%s", p.body)
+	}
+	if p := x.get(t, "/search?q=hello"); !strings.Contains(p.body, `<td class="snippet"><b class="speaker">Ana &lt;host&gt;:</b> <mark>Hello</mark>`) {
+		t.Errorf("a search's match of a named speaker:\n%s", p.body)
+	}
 }
 
 func must[T any](v T, err error) T {

@@ -15,7 +15,8 @@ import (
 type line struct {
 	Start, End time.Duration
 	Text       string
-	// Speaker is who speaks, shown where a turn starts.
+	// Speaker is who speaks, by name where one was given, shown where a
+	// turn starts.
 	Speaker string
 	// Anchor names the line in the page, for a search's match to link to.
 	Anchor string
@@ -62,6 +63,11 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
+	names, err := u.s.SpeakerNames(ctx, sha)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
 	for _, p := range parts {
 		v := partView{Part: p}
 		if v.Op, err = u.s.Operation(ctx, p.Key); err != nil {
@@ -72,8 +78,8 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 		for _, seg := range p.Segments {
 			start := p.Start + seg.Start
 			l := line{Start: start, End: p.Start + seg.End, Text: seg.Text, Anchor: anchor(start)}
-			if seg.Speaker != prev {
-				l.Speaker = seg.Speaker
+			if seg.Speaker != prev && seg.Speaker != "" {
+				l.Speaker = recording.Speaker(seg.Speaker, names[seg.Speaker])
 			}
 			prev = seg.Speaker
 			v.Lines = append(v.Lines, l)

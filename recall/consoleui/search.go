@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
 
@@ -17,6 +18,9 @@ type hit struct {
 	Paths  []string
 	Parts  []part
 	Anchor string
+	// Who speaks the segment, by name where one was given; empty where
+	// speakers were not asked for.
+	Who string
 }
 
 // searchData is what the search page shows.
@@ -49,6 +53,9 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) {
 		d.Cut = len(found) > maxHits
 		for _, h := range found[:min(len(found), maxHits)] {
 			v := hit{Hit: h, Parts: marked(h.Snippet), Anchor: anchor(h.Start)}
+			if h.Speaker != "" {
+				v.Who = recording.Speaker(h.Speaker, h.SpeakerName)
+			}
 			if v.Paths, err = u.s.Paths(r.Context(), "", h.SHA256); err != nil {
 				u.fail(w, r, err)
 				return

@@ -44,6 +44,9 @@ type openAI struct {
 	// key, for providers that can be asked about it later.
 	tagHeader string
 	hints     Hints
+	// diarize asks for diarized_json whatever the model: the sandbox's
+	// placeholder speakers.
+	diarize bool
 }
 
 // openAICompatible returns the api constructor of an OpenAI-compatible
@@ -106,7 +109,7 @@ func (o *openAI) form(c Chunk) (body []byte, contentType string, err error) {
 		mw.WriteField("prompt", p)
 	}
 	switch {
-	case o.name == "openai" && diarizes(o.model):
+	case o.diarize || o.name == "openai" && diarizes(o.model):
 		// Speaker segments come only in diarized_json; the audio is cut
 		// by the server's voice detection, which a chunk over 30 s needs.
 		mw.WriteField("response_format", "diarized_json")

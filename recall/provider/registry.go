@@ -127,12 +127,14 @@ func registrations() []Registration {
 		{
 			Name: recording.Sandbox, About: "built in, no account needed: placeholder transcripts, play money",
 			DefaultModel: "whisper-1", Billing: perSecond,
-			Prices:  map[string]ledger.Amount{"whisper-1": 6000},
-			Records: "its charges, by the request's key, all in one answer",
-			hints:   openAIHints,
-			limits:  func(string) Limits { return Limits{MaxBytes: openAIBytes} },
+			Prices:   map[string]ledger.Amount{"whisper-1": 6000},
+			Records:  "its charges, by the request's key, all in one answer",
+			Speakers: "placeholder speakers A and B in turn (diarized_json, as OpenAI's diarizing model); no count is taken",
+			hints:    openAIHints,
+			limits:   func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 			api: func(o Options) api {
-				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true, words: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox"}}
+				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true, words: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox",
+					diarize: o.Speakers != 0}}
 			},
 		},
 		{

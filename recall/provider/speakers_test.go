@@ -184,7 +184,7 @@ func TestOpenAIDiarizedJSON(t *testing.T) {
 // TestProvidersWithoutSpeakersRefuseThem: a provider that labels no
 // speakers is not made with speakers asked for, and says which do.
 func TestProvidersWithoutSpeakersRefuseThem(t *testing.T) {
-	for _, name := range []string{"groq", "whispercpp", "sandbox"} {
+	for _, name := range []string{"groq", "whispercpp", "localai"} {
 		_, err := provider.New(provider.Options{Name: name, BaseURL: "http://127.0.0.1:9", Model: "whisper-1", Speakers: provider.SpeakersUnknown})
 		if err == nil || !strings.Contains(err.Error(), "labels no speakers") || !strings.Contains(err.Error(), "assemblyai") {
 			t.Errorf("%s: %v; want a refusal naming the providers that label speakers", name, err)

@@ -108,6 +108,15 @@ type Word struct {
 	Confidence *float64 `json:"confidence,omitempty"`
 }
 
+// Speaker is how the speaker labelled label is shown: name, the name a
+// person gave the label, or else "Speaker A".
+func Speaker(label, name string) string {
+	if name != "" {
+		return name
+	}
+	return "Speaker " + label
+}
+
 // Timing says how finely a transcript is timed.
 type Timing string
 

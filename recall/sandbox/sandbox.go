@@ -266,7 +266,9 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	}
-	answer, _ := json.Marshal(placeholder(dur, sum, slices.Contains(r.Form["timestamp_granularities[]"], "word")))
+	diarized := r.FormValue("response_format") == "diarized_json"
+	words := !diarized && slices.Contains(r.Form["timestamp_granularities[]"], "word")
+	answer, _ := json.Marshal(placeholder(dur, sum, words, diarized))
 	tag := r.Header.Get(s.opts.TagHeader)
 	if tag == "" {
 		tag = "file:" + header.Filename
@@ -334,15 +336,30 @@ func (s *Server) price(d time.Duration) ledger.Amount {
 // placeholder is the sandbox's transcript: no recognition, only a label
 // and segments of up to 10 s, so that timestamps can be checked; with
 // words, also each word's time, as OpenAI gives them (verbose_json's
-// words, without punctuation).
-func placeholder(d time.Duration, sum string, words bool) map[string]any {
+// words, without punctuation). Asked for diarized_json, as OpenAI's
+// diarizing model answers, it labels speakers instead: turns of 5 s, A's
+// then B's, the last two sharing what is left, so that even a recording
+// of a second has two speakers.
+func placeholder(d time.Duration, sum string, words, diarized bool) map[string]any {
 	secs := d.Seconds()
+	step, speakers := 10.0, []string{""}
+	if diarized {
+		step, speakers = 5, []string{"A", "B"}
+	}
 	var segs, timed []map[string]any
-	for start, i := 0.0, 0; start < secs; start, i = start+10, i+1 {
-		end := min(start+10, secs)
+	for start, i := 0.0, 0; start < secs; i++ {
+		end := min(start+step, secs)
+		if diarized && i%2 == 0 && start+2*step > secs {
+			end = start + (secs-start)/2 // A's half of what is left
+		}
 		text := fmt.Sprintf("[sandbox] segment %d, %.1f to %.1f s", i+1, start, end)
-		segs = append(segs, map[string]any{"id": i, "start": start, "end": end, "text": text})
+		seg := map[string]any{"id": i, "start": start, "end": end, "text": text}
+		if who := speakers[i%len(speakers)]; who != "" {
+			seg["type"], seg["speaker"] = "transcript.text.segment", who
+		}
+		segs = append(segs, seg)
 		timed = append(timed, placeholderWords(text, start, end)...)
+		start = end
 	}
 	answer := map[string]any{
 		"task": "transcribe", "language": "english", "duration": secs,

@@ -61,3 +61,27 @@ func TestRandomFaultsAreRepeatable(t *testing.T) {
 		t.Fatalf("%d faults in 50 draws at 30 %%", hits)
 	}
 }
+
+// TestPlaceholderSpeakers: asked for speakers, the placeholder's segments
+// cover the audio without a gap, A's and B's in turn, two at least; not
+// asked, they name no speaker.
+func TestPlaceholderSpeakers(t *testing.T) {
+	for _, d := range []time.Duration{time.Second, 10 * time.Second, 12 * time.Second, 31 * time.Second} {
+		segs := placeholder(d, "0123456789abcdef", false, true)["segments"].([]map[string]any)
+		at := 0.0
+		for i, seg := range segs {
+			if want := []string{"A", "B"}[i%2]; seg["speaker"] != want || seg["start"] != at || seg["end"].(float64) <= at {
+				t.Errorf("%s: segment %d is %v; want %s's from %.2f s", d, i, seg, want, at)
+			}
+			at = seg["end"].(float64)
+		}
+		if len(segs) < 2 || at != d.Seconds() {
+			t.Errorf("%s: %d segments to %.2f s", d, len(segs), at)
+		}
+	}
+	for _, seg := range placeholder(12*time.Second, "0123456789abcdef", false, false)["segments"].([]map[string]any) {
+		if _, ok := seg["speaker"]; ok {
+			t.Errorf("a speaker not asked for: %v", seg)
+		}
+	}
+}

@@ -272,8 +272,8 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		if seg.Text == "" {
 			continue
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, text) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			c.SHA256, c.Provider, c.Model, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Text); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, speaker, text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			c.SHA256, c.Provider, c.Model, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Speaker, seg.Text); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
@@ -61,13 +64,7 @@ func TestEarlierArchivesNameTheirTranscribers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			old.Close()
-
-			s, err := Open(ctx, dsn, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := upgrade(t, old, dsn)
 			for sha, want := range map[string]recording.Transcriber{"aa": {Provider: "openai", Model: "whisper-1"}, "bb": {Provider: "deepgram", Model: "nova-3"}, "cc": {Provider: Unknown, Model: Unknown}} {
 				chunks, err := s.Chunks(ctx, sha, recording.Transcriber{})
 				if err != nil || len(chunks) != 1 || chunks[0].Transcriber != want || chunks[0].Key != "transcribe/"+sha+"/0" {
@@ -96,4 +93,103 @@ func TestEarlierArchivesNameTheirTranscribers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEarlierArchivesSearchBySpeaker opens an archive made before the
+// search index kept speakers: the index is made again from the
+// transcripts' segments, each at its time from the start of the
+// recording, and a search keeps to one speaker by label or, once named,
+// by name.
+func TestEarlierArchivesSearchBySpeaker(t *testing.T) {
+	before := slices.IndexFunc(migrations(), func(m sqlstore.Migration) bool { return m.SQLite == speakersSQLite })
+	for _, b := range testdb.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.DSN(t)
+			old := earlier(t, dsn, before,
+				`INSERT INTO recall_batches (name, created_at) VALUES ('b', 1)`,
+				`INSERT INTO recall_contents (sha256, size, duration_us, probed, added_at) VALUES ('aa', 8000, 700000000, 1, 1)`,
+				`INSERT INTO recall_items (batch, path, sha256, state, added_at, updated_at) VALUES ('b', '/rec/aa', 'aa', 'added', 1, 1)`,
+				`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key) VALUES ('aa', 'assemblyai', 'best', 0, 2, 0, 600000000, 'transcribe/aa/0')`,
+				`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key) VALUES ('aa', 'assemblyai', 'best', 1, 2, 600000000, 100000000, 'transcribe/aa/1')`,
+				`INSERT INTO recall_transcripts (sha256, provider, model, idx, text, segments, cost, created_at) VALUES ('aa', 'assemblyai', 'best', 0, 'harbour talk',
+					'[{"start":0,"end":1500000000,"text":"the harbour at dawn","speaker":"A"},{"start":1500000000,"end":3000000000,"text":"","speaker":"B"}]', 100, 1)`,
+				`INSERT INTO recall_transcripts (sha256, provider, model, idx, text, segments, cost, created_at) VALUES ('aa', 'assemblyai', 'best', 1, 'harbour again',
+					'[{"start":2000000,"end":4000000000,"text":"the harbour at dusk","speaker":"B"}]', 100, 1)`,
+				`INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, text) VALUES ('aa', 'assemblyai', 'best', 0, 0, 1500000, 'the harbour at dawn')`,
+				`INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, text) VALUES ('aa', 'assemblyai', 'best', 1, 600002000, 604000000, 'the harbour at dusk')`,
+			)
+			s := upgrade(t, old, dsn)
+			find := func(who ...string) []Hit {
+				t.Helper()
+				hits, total, err := s.Find(ctx, Words("harbour"), Find{Limit: 5, Speakers: who})
+				if err != nil || total != len(hits) {
+					t.Fatalf("search by %q: %d of %d, %v", who, len(hits), total, err)
+				}
+				return hits
+			}
+			if all := find(); len(all) != 2 {
+				t.Fatalf("the index made again holds %+v; want both segments", all)
+			}
+			b := find("b")
+			if len(b) != 1 || b[0].Speaker != "B" || b[0].Start != 600*time.Second+2*time.Millisecond || b[0].End != 604*time.Second || b[0].SpeakerName != "" {
+				t.Errorf("speaker B's segments: %+v", b)
+			}
+			if err := s.NameSpeakers(ctx, "aa", map[string]string{"A": "Alice", "B": "Émile"}); err != nil {
+				t.Fatal(err)
+			}
+			if e := find("Émile"); len(e) != 1 || e[0].SpeakerName != "Émile" {
+				t.Errorf("Émile's segments: %+v", e)
+			}
+			if a := find("ALICE"); len(a) != 1 || a[0].Speaker != "A" || a[0].SpeakerName != "Alice" || a[0].Start != 0 {
+				t.Errorf("Alice's segments: %+v", a)
+			}
+			if none := find("Carol"); len(none) != 0 {
+				t.Errorf("a speaker no one is named: %+v", none)
+			}
+			if err := s.NameSpeakers(ctx, "aa", map[string]string{"A": ""}); err != nil {
+				t.Fatal(err)
+			}
+			if names, err := s.SpeakerNames(ctx, "aa"); err != nil || len(names) != 1 || names["B"] != "Émile" {
+				t.Errorf("the names after A's was taken away: %v, %v", names, err)
+			}
+		})
+	}
+}
+
+// upgrade closes old, a database of an earlier schema, and opens it as an
+// archive of the current one, closed when the test ends.
+func upgrade(t *testing.T, old *sqlstore.DB, dsn string) *Store {
+	t.Helper()
+	old.Close()
+	s, err := Open(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// earlier returns the database at dsn with the schema of the archive's
+// first n migrations, and the rows that stmts insert.
+func earlier(t *testing.T, dsn string, n int, stmts ...string) *sqlstore.DB {
+	t.Helper()
+	ctx := context.Background()
+	old, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()[:n]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = old.Update(ctx, func(tx *sqlstore.Tx) error {
+		for _, stmt := range stmts {
+			if _, err := tx.SQL().ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("%s: %w", stmt, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		old.Close()
+		t.Fatal(err)
+	}
+	return old
 }

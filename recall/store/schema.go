@@ -206,6 +206,54 @@ CREATE TABLE recall_play_carried (
 );
 `
 
+// Speakers are labelled by the provider ("A", "B") and named by a person
+// afterwards: names are kept per recording's content and label, for every
+// transcript and batch that holds it, and the search index keeps each
+// segment's label, so that a search finds one speaker's words by label or
+// name. The index is made again from the transcripts' segments, which
+// hold the labels; the same SQL on both backends but for reading JSON.
+const (
+	speakerNamesSQL = `
+CREATE TABLE recall_speakers (
+	sha256   TEXT NOT NULL REFERENCES recall_contents (sha256),
+	label    TEXT NOT NULL,
+	name     TEXT NOT NULL,
+	named_at BIGINT NOT NULL,
+	PRIMARY KEY (sha256, label)
+);
+`
+	speakersSQLite = speakerNamesSQL + `
+CREATE VIRTUAL TABLE recall_search_speakers USING fts5(
+	sha256 UNINDEXED, provider UNINDEXED, model UNINDEXED, idx UNINDEXED, start_us UNINDEXED, end_us UNINDEXED, speaker UNINDEXED, text,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO recall_search_speakers (sha256, provider, model, idx, start_us, end_us, speaker, text)
+	SELECT t.sha256, t.provider, t.model, t.idx,
+		c.start_us + json_extract(seg.value, '$.start') / 1000, c.start_us + json_extract(seg.value, '$.end') / 1000,
+		COALESCE(json_extract(seg.value, '$.speaker'), ''), json_extract(seg.value, '$.text')
+	FROM recall_transcripts t
+	JOIN recall_chunks c ON c.sha256 = t.sha256 AND c.provider = t.provider AND c.model = t.model AND c.idx = t.idx,
+		json_each(t.segments) seg
+	WHERE COALESCE(json_extract(seg.value, '$.text'), '') <> ''
+	ORDER BY t.sha256, t.provider, t.model, t.idx, seg.key;
+DROP TABLE recall_search;
+ALTER TABLE recall_search_speakers RENAME TO recall_search;
+`
+	speakersPostgres = speakerNamesSQL + `
+ALTER TABLE recall_search ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
+DELETE FROM recall_search;
+INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, speaker, text)
+	SELECT t.sha256, t.provider, t.model, t.idx,
+		c.start_us + (seg.value->>'start')::bigint / 1000, c.start_us + (seg.value->>'end')::bigint / 1000,
+		COALESCE(seg.value->>'speaker', ''), seg.value->>'text'
+	FROM recall_transcripts t
+	JOIN recall_chunks c ON c.sha256 = t.sha256 AND c.provider = t.provider AND c.model = t.model AND c.idx = t.idx,
+		jsonb_array_elements(CASE WHEN jsonb_typeof(t.segments::jsonb) = 'array' THEN t.segments::jsonb ELSE '[]' END) WITH ORDINALITY AS seg (value, n)
+	WHERE COALESCE(seg.value->>'text', '') <> ''
+	ORDER BY t.sha256, t.provider, t.model, t.idx, seg.n;
+`
+)
+
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
@@ -216,5 +264,6 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 5, Name: "transcripts by provider and model", SQLite: transcriberSQLite, Postgres: transcriberPostgres},
 		{Component: component, Version: 6, Name: "timing, paths as given, the sandbox's money apart", SQLite: sixSQL, Postgres: sixSQL},
 		{Component: component, Version: 7, Name: "the archive's name", SQLite: archiveSQL, Postgres: archiveSQL},
+		{Component: component, Version: 8, Name: "speakers' names; the search index by speaker", SQLite: speakersSQLite, Postgres: speakersPostgres},
 	}
 }

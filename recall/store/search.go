@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/recording"
@@ -15,6 +16,10 @@ type Hit struct {
 	// Transcriber made the transcript.
 	recording.Transcriber
 	Start, End time.Duration
+	// Speaker labels who speaks the segment, as the provider told them
+	// apart; empty when speakers were not asked for. SpeakerName is the
+	// name a person gave that label ([Store.NameSpeakers]), if any.
+	Speaker, SpeakerName string
 	// Snippet is the segment's text around the match, matches marked
 	// [like this].
 	Snippet string
@@ -44,10 +49,18 @@ type Find struct {
 	Limit int
 	// Sandbox: the sandbox's placeholder transcripts are searched too.
 	Sandbox bool
+	// Speakers, if set, keeps the search to the segments of a speaker
+	// that any of them names: by the provider's label or by the name a
+	// person gave it, case aside (on SQLite, the case of ASCII letters).
+	Speakers []string
 	// Open and Close mark the matches in the snippets; "[" and "]" when
 	// empty. Neither may hold a double quote.
 	Open, Close string
 }
+
+// speakerName is the name given to the speaker of a row of the search
+// index; empty when none was.
+const speakerName = `COALESCE((SELECT n.name FROM recall_speakers n WHERE n.sha256 = recall_search.sha256 AND n.label = recall_search.speaker), '')`
 
 // Find returns the transcript segments that match q, best first, at most
 // f.Limit of them, and how many match in all: with FTS5 on SQLite, a
@@ -77,6 +90,17 @@ func (s *Store) Find(ctx context.Context, q Query, f Find) (hits []Hit, total in
 		order = ` ORDER BY rank, sha256, start_us`
 	}
 	match += ` AND provider <> $1 AND ($2 = '' OR sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $2 AND state = '` + recording.Added + `'))`
+	if len(f.Speakers) > 0 {
+		var either []string
+		for _, who := range f.Speakers {
+			// lower() on both sides: SQLite's folds ASCII alone, and a
+			// name given as it was written matches whatever its letters.
+			args = append(args, who)
+			n := len(args)
+			either = append(either, fmt.Sprintf(`lower(speaker) = lower($%d) OR lower(%s) = lower($%d)`, n, speakerName, n))
+		}
+		match += ` AND speaker <> '' AND (` + strings.Join(either, " OR ") + `)`
+	}
 	counted, err := list(ctx, s, func(rows *sql.Rows) (n int, err error) {
 		err = rows.Scan(&n)
 		return n, err
@@ -89,15 +113,15 @@ func (s *Store) Find(ctx context.Context, q Query, f Find) (hits []Hit, total in
 		sel = fmt.Sprintf(marks[0], len(args)+1)
 		args = append(args, marks[1])
 	} else {
-		sel = fmt.Sprintf(`snippet(recall_search, 6, $%d, $%d, '…', 12)`, len(args)+1, len(args)+2)
+		sel = fmt.Sprintf(`snippet(recall_search, 7, $%d, $%d, '…', 12)`, len(args)+1, len(args)+2)
 		args = append(args, f.Open, f.Close)
 	}
 	args = append(args, f.Limit)
 	hits, err = list(ctx, s, func(rows *sql.Rows) (h Hit, err error) {
 		var start, end int64
-		err = rows.Scan(&h.SHA256, &h.Provider, &h.Model, &start, &end, &h.Snippet)
+		err = rows.Scan(&h.SHA256, &h.Provider, &h.Model, &start, &end, &h.Speaker, &h.SpeakerName, &h.Snippet)
 		h.Start, h.End = fromMicros(start), fromMicros(end)
 		return h, err
-	}, `SELECT sha256, provider, model, start_us, end_us, `+sel+` `+match+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
+	}, `SELECT sha256, provider, model, start_us, end_us, speaker, `+speakerName+`, `+sel+` `+match+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
 	return hits, counted[0], err
 }
