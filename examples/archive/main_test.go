@@ -15,7 +15,9 @@ import (
 	"github.com/rubicon-go/rubicon/recall"
 )
 
-// demo runs the demo once for the tests that read its output.
+// demo runs the demo once for the tests that read its output, which run
+// in parallel with each other only: the runs of the demo share the media
+// cache.
 var demo = sync.OnceValues(func() (string, error) {
 	work, err := os.MkdirTemp("", "demo-test-")
 	if err != nil {
@@ -81,7 +83,8 @@ func TestDemo(t *testing.T) {
 // the demo stops with its two ambiguous requests, the transcript the
 // sandbox kept for the one it charged in a file.
 func TestDemoKeepsTheArchive(t *testing.T) {
-	t.Parallel()
+	// Not in parallel with the demo's other run: both would make the same
+	// proxies in the one media cache, and one would wait for the other.
 	work := t.TempDir()
 	db := filepath.Join(t.TempDir(), "demo.db")
 	var out bytes.Buffer
