@@ -7,7 +7,6 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testdb"
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/ledger"
-	"github.com/rubicon-go/rubicon/sqlstore"
 )
 
 // TestEarlierPlayMoneyLeavesTheBudget opens an archive of schema 5, whose
@@ -21,27 +20,12 @@ func TestEarlierPlayMoneyLeavesTheBudget(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := b.DSN(t)
-			old, err := sqlstore.Open(ctx, dsn, sqlstore.Options{Migrations: migrations()[:5]})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = old.Update(ctx, func(tx *sqlstore.Tx) error {
-				for _, stmt := range []string{
-					`INSERT INTO recall_batches (name, created_at) VALUES ('b', 1)`,
-					`INSERT INTO recall_contents (sha256, size, duration_us, probed, added_at) VALUES ('aa', 8000, 2000000, 1, 1)`,
-					`INSERT INTO recall_items (batch, path, sha256, state, added_at, updated_at) VALUES ('b', '/rec/a.mp3', 'aa', 'added', 1, 1)`,
-					`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at) VALUES ('aa', 'sandbox', 'whisper-1', 0, 1, 0, 2000000, 'transcribe/aa/0/sandbox/whisper-1', 1)`,
-					`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at) VALUES ('aa', 'openai', 'whisper-1', 0, 1, 0, 2000000, 'transcribe/aa/0/openai/whisper-1', 2)`,
-				} {
-					if _, err := tx.SQL().ExecContext(ctx, stmt); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			old := earlierArchive(t, dsn, 5,
+				`INSERT INTO recall_batches (name, created_at) VALUES ('b', 1)`,
+				`INSERT INTO recall_contents (sha256, size, duration_us, probed, added_at) VALUES ('aa', 8000, 2000000, 1, 1)`,
+				`INSERT INTO recall_items (batch, path, sha256, state, added_at, updated_at) VALUES ('b', '/rec/a.mp3', 'aa', 'added', 1, 1)`,
+				`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at) VALUES ('aa', 'sandbox', 'whisper-1', 0, 1, 0, 2000000, 'transcribe/aa/0/sandbox/whisper-1', 1)`,
+				`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at) VALUES ('aa', 'openai', 'whisper-1', 0, 1, 0, 2000000, 'transcribe/aa/0/openai/whisper-1', 2)`)
 			l := ledger.New(old.LedgerStore(), nil)
 			if _, err := l.Open(ctx, account("b"), unit, 3000); err != nil {
 				t.Fatal(err)
