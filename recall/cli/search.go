@@ -13,6 +13,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/command"
 	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
 // searchHelp documents the query syntax, in search's help and the docs.
@@ -70,7 +71,7 @@ func printHits(w io.Writer, res recall.SearchResult) {
 		if len(h.Paths) > 0 {
 			path = h.Paths[0]
 		}
-		fmt.Fprintf(w, "%s  at %s  (%s/%s)\n    %s\n", path, clock(h.Start), h.Provider, h.Model, h.Snippet)
+		fmt.Fprintf(w, "%s  at %s  (%s)\n    %s\n", path, clock(h.Start), recording.Transcriber{Provider: h.Provider, Model: h.Model, Settings: h.Settings}, h.Snippet)
 	}
 	where := "in every batch"
 	if res.Batch != "" {
