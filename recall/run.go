@@ -185,7 +185,7 @@ const OutcomeOtherSettings = "transcribed_with_other_settings"
 type otherSettings struct{ by recording.Transcriber }
 
 func (e *otherSettings) Error() string {
-	return "transcribed with other settings (" + e.by.String() + ")"
+	return "transcribed with other settings (" + e.by.Described() + ")"
 }
 
 // run holds what every worker of one Run shares.

@@ -189,7 +189,8 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 		return nil, err
 	}
 	money := func() (recall.Money, error) { return a.Money(context.WithoutCancel(ctx), batch) }
-	return newDisplay(r.Stderr, st.Contents, st.Transcription["done"], est.Remaining, money), nil
+	// Done before: with the run's provider, model and settings.
+	return newDisplay(r.Stderr, st.Contents, est.Contents-est.RemainingContents, est.Remaining, money), nil
 }
 
 // printRun writes the run's report; again holds the flags that choose the
@@ -240,7 +241,7 @@ func printOthers(w io.Writer, rep recall.RunReport, chosen string) {
 	}
 	fmt.Fprintf(w, "transcribed with other settings (%d), not sent:\n", len(rep.Others))
 	for _, o := range rep.Others {
-		fmt.Fprintf(w, "  %s by %s\n", strconv.Quote(o.Path), o.By)
+		fmt.Fprintf(w, "  %s by %s\n", strconv.Quote(o.Path), o.By.Described())
 	}
 	fmt.Fprintf(w, "their transcripts are kept; to pay for new ones with this run's settings, 'recall-archive retranscribe %s%s' shows the cost first\n", rep.Batch, chosen)
 }

@@ -67,13 +67,22 @@ type Transcriber struct {
 // take one, the content's latest.
 func (t Transcriber) IsZero() bool { return t.Provider == "" && t.Model == "" }
 
-// String is "provider/model", followed by the settings in parentheses
+// String is "provider/model", followed by " with " and the settings
 // when there are any.
 func (t Transcriber) String() string {
 	if t.Settings == "" {
 		return t.Provider + "/" + t.Model
 	}
-	return t.Provider + "/" + t.Model + " (" + t.Settings + ")"
+	return t.Provider + "/" + t.Model + " with " + t.Settings
+}
+
+// Described is String, saying so when the settings are the provider's
+// defaults: for telling one transcript from another.
+func (t Transcriber) Described() string {
+	if t.Settings == "" {
+		return t.String() + " with its default settings"
+	}
+	return t.String()
 }
 
 // Sandbox is the built-in provider: its transcripts are placeholders, left
