@@ -57,9 +57,10 @@ type Estimate struct {
 	Duration time.Duration `json:"-"` // duration_seconds in JSON
 	Cost     ledger.Amount `json:"cost_micro_usd"`
 	// RemainingContents, Remaining and RemainingCost leave out the
-	// contents that the provider's model already transcribed: a run with
-	// it transcribes and pays for the others, whoever else transcribed
-	// them.
+	// contents that the provider's model already transcribed with these
+	// settings: retranscribe pays for the others, whoever else
+	// transcribed them; a run, for those no one else did (see
+	// OtherSettings).
 	RemainingContents int           `json:"remaining_contents"`
 	Remaining         time.Duration `json:"-"` // remaining_seconds in JSON
 	RemainingCost     ledger.Amount `json:"remaining_cost_micro_usd"`
@@ -91,8 +92,9 @@ func (est Estimate) MarshalJSON() ([]byte, error) {
 // Estimate prices the batch's distinct contents as a run with p pays for
 // them: each content cut into the chunks the run sends (those it planned,
 // or those its audio proxy will give, from the audio's probed length) and
-// each chunk billed as the provider rounds it. A budget of the estimate's
-// Cost pays for the whole batch.
+// each chunk billed as the provider rounds it, with each option p's
+// settings ask for that the prices price on top. A budget of the
+// estimate's Cost pays for the whole batch.
 func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estimate, error) {
 	who := recording.Transcriber{Provider: p.Provider, Model: p.Model, Settings: p.Settings}
 	est := Estimate{Batch: batch, Transcriber: who, Options: make([]OptionCost, len(p.Options))}

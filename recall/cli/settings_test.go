@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubicon-go/rubicon/internal/doccheck"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -30,7 +31,7 @@ func TestSettingsMakeTheTranscript(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	db, env, _ := addedTalk(t)
+	db, env, dir := addedTalk(t)
 	prices := filepath.Join(t.TempDir(), "prices.json")
 	os.WriteFile(prices, []byte(`{"assemblyai/universal-3-pro": {"options": {"speakers": "0.0003"}}}`), 0o600)
 	base := []string{"--db", db}
@@ -52,6 +53,8 @@ func TestSettingsMakeTheTranscript(t *testing.T) {
 		!strings.Contains(r.stderr, "transcribed with other settings (assemblyai/universal-3-pro with its default settings): not sent") {
 		t.Fatalf("a run asking for speakers: exit %d, %d jobs\n%s%s", r.code, jobs.Load(), r.stdout, r.stderr)
 	}
+	// As docs/recall-archive.md shows it, without the stand-in's URL.
+	doccheck.Transcript(t, "recall-run-other-settings", strings.NewReplacer(dir, "/rec", " --provider-url "+srv.URL, "").Replace(r.stdout))
 
 	// A second of audio and a little more, billed as 2 s at $0.0035 a
 	// minute, and at $0.0003 for the speakers.
@@ -62,6 +65,7 @@ func TestSettingsMakeTheTranscript(t *testing.T) {
 		!strings.Contains(r.stdout, "of which 1 recording transcribed with other settings: a run leaves them") {
 		t.Fatalf("estimate with speakers: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	doccheck.Transcript(t, "recall-estimate-options", r.stdout)
 	r = run(t, env, with("estimate", "talks", "--speakers=2", "--json")...)
 	var est struct {
 		Settings string `json:"settings"`
