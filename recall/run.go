@@ -40,7 +40,7 @@ type RunOptions struct {
 	// the contents that another provider, model or settings transcribed
 	// or paid for: what retranscribe asks for, once the cost is agreed.
 	// Without it such a content is not sent, and the report counts it in
-	// OtherSettings.
+	// OtherSettings; but by the sandbox, whose play money costs nothing.
 	Again bool
 	// Budget, if not 0, is the cap the batch must have on what it spends,
 	// held and settled together, over all its runs: it is set on a batch
@@ -506,9 +506,9 @@ func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk,
 	if err != nil || len(chunks) > 0 {
 		return chunks, storeErr(err)
 	}
-	if !r.opts.Again {
+	if !r.opts.Again && r.who.Provider != recording.Sandbox {
 		// A transcript made otherwise is kept: a second one is paid for
-		// on purpose only.
+		// on purpose only. The sandbox's play money pays for nothing.
 		others, err := r.a.store.Others(ctx, sha, r.who)
 		if err != nil {
 			return nil, storeErr(err)

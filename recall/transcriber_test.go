@@ -193,4 +193,8 @@ func TestOtherSettingsAreNotPaidByAccident(t *testing.T) {
 	if st, err := w.a.Status(ctx, "b"); err != nil || st.Transcription["done"] != 2 {
 		t.Errorf("status: %+v, %v", st, err)
 	}
+	// The sandbox's play money pays for nothing: its run is not stopped.
+	if rep := w.run(recall.RunOptions{Workers: 2, Provider: w.provider("sandbox")}); rep.Paid != 2 || rep.OtherSettings != 0 {
+		t.Errorf("the sandbox's run after them: %+v", rep)
+	}
 }
