@@ -48,7 +48,14 @@ chunk starts, ffmpeg stops, and the requests in flight finish, each within
 --timeout; running the batch again resumes it. A second Ctrl-C ends the run
 at once: its requests in flight become ambiguous once --lease runs out, and
 are never sent again. An interrupted run that leaves recordings waiting
-exits 130, unless some are ambiguous (3).`,
+exits 130, unless some are ambiguous (3).
+
+A transcript is made with its provider, model and settings (--speakers,
+--language, --prompt, --vocabulary). A recording that another provider,
+model or settings transcribed is not sent again (but to the sandbox,
+whose play money costs nothing): the run names it, and
+'recall-archive retranscribe' pays for a new transcript once its cost is
+shown (exit 4 until then).`,
 		Flags: rf.register,
 		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
