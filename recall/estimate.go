@@ -149,6 +149,9 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		for i := range options {
 			est.Options[i].RemainingCost += options[i]
 		}
+		if p.Provider == recording.Sandbox {
+			continue // its run is not stopped by another's transcript
+		}
 		others, err := a.store.Others(ctx, c.SHA256, who)
 		if err != nil {
 			return est, err
