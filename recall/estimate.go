@@ -11,17 +11,42 @@ import (
 	"github.com/rubicon-go/rubicon/recall/recording"
 )
 
-// Pricing is what a batch is priced at: a provider's model, its price and
-// how the provider rounds each request.
+// Pricing is what a batch is priced at: a provider's model with its
+// settings, its price, what the options the settings ask for cost on top,
+// and how the provider rounds each request.
 type Pricing struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
+	// Settings are the settings priced, in their canonical form
+	// (provider.Options.Settings): with the provider and model, the
+	// transcript that a run with them makes.
+	Settings string `json:"settings,omitempty"`
 	// PerMinute in micro-dollars.
 	PerMinute ledger.Amount `json:"per_minute_micro_usd"`
-	Billing   Billing       `json:"billing"`
+	// Options are the options the settings ask for that cost something on
+	// top of PerMinute (see Prices.For).
+	Options []OptionPrice `json:"options"`
+	Billing Billing       `json:"billing"`
 	// MaxChunkBytes lowers the provider's size limit per request, as
 	// RunOptions.MaxChunkBytes does.
 	MaxChunkBytes int64 `json:"-"`
+}
+
+// OptionPrice is what an option (provider.OptionNames) costs on top of a
+// model's price, in micro-dollars a minute.
+type OptionPrice struct {
+	Option    string        `json:"option"`
+	PerMinute ledger.Amount `json:"per_minute_micro_usd"`
+}
+
+// Cost is what one request of d costs: the model's price and each
+// option's, each rounded as the provider bills, as a run holds it.
+func (p Pricing) Cost(d time.Duration) ledger.Amount {
+	cost := p.Billing.Cost(d, p.PerMinute)
+	for _, o := range p.Options {
+		cost += p.Billing.Cost(d, o.PerMinute)
+	}
+	return cost
 }
 
 // Estimate is what a batch costs with a provider's model.
@@ -32,12 +57,26 @@ type Estimate struct {
 	Duration time.Duration `json:"-"` // duration_seconds in JSON
 	Cost     ledger.Amount `json:"cost_micro_usd"`
 	// RemainingContents, Remaining and RemainingCost leave out the
-	// contents that the provider's model already transcribed: a run with
-	// it transcribes and pays for the others, whoever else transcribed
-	// them.
+	// contents that the provider's model already transcribed with these
+	// settings: retranscribe pays for the others, whoever else
+	// transcribed them; a run, for those no one else did (see
+	// OtherSettings).
 	RemainingContents int           `json:"remaining_contents"`
 	Remaining         time.Duration `json:"-"` // remaining_seconds in JSON
 	RemainingCost     ledger.Amount `json:"remaining_cost_micro_usd"`
+	// Options are what each priced option adds to Cost and RemainingCost.
+	Options []OptionCost `json:"options"`
+	// OtherSettings counts the remaining contents that another provider,
+	// model or settings transcribed (or paid for): a run leaves them,
+	// and only retranscribe pays for them.
+	OtherSettings int `json:"transcribed_with_other_settings"`
+}
+
+// OptionCost is what an option adds to an estimate.
+type OptionCost struct {
+	OptionPrice
+	Cost          ledger.Amount `json:"cost_micro_usd"`
+	RemainingCost ledger.Amount `json:"remaining_cost_micro_usd"`
 }
 
 // MarshalJSON writes est with its durations in seconds.
@@ -53,11 +92,15 @@ func (est Estimate) MarshalJSON() ([]byte, error) {
 // Estimate prices the batch's distinct contents as a run with p pays for
 // them: each content cut into the chunks the run sends (those it planned,
 // or those its audio proxy will give, from the audio's probed length) and
-// each chunk billed as the provider rounds it. A budget of the estimate's
-// Cost pays for the whole batch.
+// each chunk billed as the provider rounds it, with each option p's
+// settings ask for that the prices price on top. A budget of the
+// estimate's Cost pays for the whole batch.
 func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estimate, error) {
-	who := recording.Transcriber{Provider: p.Provider, Model: p.Model}
-	est := Estimate{Batch: batch, Transcriber: who}
+	who := recording.Transcriber{Provider: p.Provider, Model: p.Model, Settings: p.Settings}
+	est := Estimate{Batch: batch, Transcriber: who, Options: make([]OptionCost, len(p.Options))}
+	for i, o := range p.Options {
+		est.Options[i].OptionPrice = o
+	}
 	if err := a.checkBatch(ctx, batch); err != nil {
 		return est, err
 	}
@@ -84,16 +127,37 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 			}
 		}
 		var cost ledger.Amount
+		options := make([]ledger.Amount, len(p.Options))
 		for _, ch := range chunks {
-			cost += p.Billing.Cost(ch.Duration, p.PerMinute)
+			cost += p.Cost(ch.Duration)
+			for i, o := range p.Options {
+				options[i] += p.Billing.Cost(ch.Duration, o.PerMinute)
+			}
 		}
 		est.Contents++
 		est.Duration += c.Duration
 		est.Cost += cost
-		if progress[c.SHA256] != recording.Done {
-			est.RemainingContents++
-			est.Remaining += c.Duration
-			est.RemainingCost += cost
+		for i := range options {
+			est.Options[i].Cost += options[i]
+		}
+		if progress[c.SHA256] == recording.Done {
+			continue
+		}
+		est.RemainingContents++
+		est.Remaining += c.Duration
+		est.RemainingCost += cost
+		for i := range options {
+			est.Options[i].RemainingCost += options[i]
+		}
+		if p.Provider == recording.Sandbox {
+			continue // its run is not stopped by another's transcript
+		}
+		others, err := a.store.Others(ctx, c.SHA256, who)
+		if err != nil {
+			return est, err
+		}
+		if len(others) > 0 {
+			est.OtherSettings++
 		}
 	}
 	return est, nil

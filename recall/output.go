@@ -27,9 +27,12 @@ var Formats = []string{"txt", "srt", "vtt", "json"}
 // the start of the recording. In JSON, its times are in seconds:
 // duration_seconds, and each segment's start_seconds and end_seconds.
 type Document struct {
-	SHA256   string              `json:"sha256"`
-	Provider string              `json:"provider"`
-	Model    string              `json:"model"`
+	SHA256   string `json:"sha256"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Settings are those the transcript was made with (see
+	// recording.Transcriber); absent for the provider's defaults.
+	Settings string              `json:"settings,omitempty"`
 	Duration time.Duration       `json:"-"`
 	Text     string              `json:"text"`
 	Segments []recording.Segment `json:"-"`
@@ -108,7 +111,7 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		if !p.Transcribed {
 			return doc, errIncomplete
 		}
-		doc.Provider, doc.Model = p.Provider, p.Model
+		doc.Provider, doc.Model, doc.Settings = p.Provider, p.Model, p.Settings
 		doc.Duration = p.Start + p.Duration
 		doc.Timing = coarser(doc.Timing, p.Timing)
 		for _, seg := range p.Segments {

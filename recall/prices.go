@@ -18,13 +18,17 @@ type Prices struct {
 	perMinute map[string]ledger.Amount
 	// billing overrides the provider's rounding for a model.
 	billing map[string]Billing
+	// options are what a model's options cost on top of its price, per
+	// minute, by option (provider.OptionNames).
+	options map[string]map[string]ledger.Amount
 }
 
 // DefaultPrices are the providers' registered list prices
 // (provider.Registration.Prices) at the time of writing; override them
-// with a prices file when they change.
+// with a prices file when they change. No option costs anything extra by
+// default: a prices file says what a provider bills on top for one.
 func DefaultPrices() Prices {
-	p := Prices{billing: map[string]Billing{}, perMinute: map[string]ledger.Amount{}}
+	p := Prices{billing: map[string]Billing{}, perMinute: map[string]ledger.Amount{}, options: map[string]map[string]ledger.Amount{}}
 	for _, r := range provider.Registered() {
 		for model, price := range r.Prices {
 			p.perMinute[r.Name+"/"+model] = price
@@ -73,20 +77,38 @@ func (p Prices) Billing(provider, model string) Billing {
 	return BillingOf(provider)
 }
 
-// Pricing returns the price and rounding of provider's model.
+// Pricing returns the price and rounding of provider's model, with its
+// default settings.
 func (p Prices) Pricing(provider, model string) (Pricing, error) {
 	perMinute, err := p.PerMinute(provider, model)
-	return Pricing{Provider: provider, Model: model, PerMinute: perMinute, Billing: p.Billing(provider, model)}, err
+	return Pricing{Provider: provider, Model: model, PerMinute: perMinute, Billing: p.Billing(provider, model), Options: []OptionPrice{}}, err
+}
+
+// For returns the pricing of what o asks for: its provider's model, with
+// o's settings, and the cost of each option they ask for that the prices
+// give one.
+func (p Prices) For(o provider.Options) (Pricing, error) {
+	pr, err := p.Pricing(o.Name, o.Model)
+	pr.Settings = o.Settings()
+	for _, name := range o.Asked() {
+		if v := p.options[o.Name+"/"+o.Model][name]; v > 0 {
+			pr.Options = append(pr.Options, OptionPrice{Option: name, PerMinute: v})
+		}
+	}
+	return pr, err
 }
 
 // LoadPrices reads a prices file over the defaults. The file is JSON, an
 // object from "provider/model" to dollars per minute written as a decimal
 // string, so that no price passes through floating point, or to an object
 // that also says how each request is rounded, in whole seconds (a model
-// billed per started second with a minimum of 10 s, say):
+// billed per started second with a minimum of 10 s, say), and what each
+// option costs on top, per minute (without per_minute, the model keeps
+// its built-in price):
 //
 //	{"openai/whisper-1": "0.006",
-//	 "openai/whisper-large-v3": {"per_minute": "0.00185", "increment_s": 1, "minimum_s": 10}}
+//	 "openai/whisper-large-v3": {"per_minute": "0.00185", "increment_s": 1, "minimum_s": 10},
+//	 "assemblyai/universal-2": {"options": {"speakers": "0.0003"}}}
 func LoadPrices(path string) (Prices, error) {
 	prices := DefaultPrices()
 	data, err := os.ReadFile(path)
@@ -103,15 +125,22 @@ func LoadPrices(path string) (Prices, error) {
 			return Prices{}, fmt.Errorf("prices file %s: key %q: write provider/model", path, key)
 		}
 		var price struct {
-			PerMinute string `json:"per_minute"`
-			Increment *int64 `json:"increment_s"`
-			Minimum   int64  `json:"minimum_s"`
+			PerMinute string            `json:"per_minute"`
+			Increment *int64            `json:"increment_s"`
+			Minimum   int64             `json:"minimum_s"`
+			Options   map[string]string `json:"options"`
 		}
 		if err := json.Unmarshal(v, &price.PerMinute); err != nil {
 			dec := json.NewDecoder(strings.NewReader(string(v)))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&price); err != nil {
-				return Prices{}, fmt.Errorf("prices file %s: %s: %v (dollars per minute, such as \"0.006\", or {\"per_minute\": \"0.006\", \"increment_s\": 1, \"minimum_s\": 10})", path, key, err)
+				return Prices{}, fmt.Errorf("prices file %s: %s: %v (dollars per minute, such as \"0.006\", or {\"per_minute\": \"0.006\", \"increment_s\": 1, \"minimum_s\": 10, \"options\": {\"speakers\": \"0.0003\"}})", path, key, err)
+			}
+			if err := prices.loadOptions(key, price.Options); err != nil {
+				return Prices{}, fmt.Errorf("prices file %s: %s: %v", path, key, err)
+			}
+			if price.PerMinute == "" && price.Options != nil && price.Increment == nil && price.Minimum == 0 {
+				continue // the options alone: the model keeps its price and rounding
 			}
 			b := BillingOf(prov)
 			if price.Increment != nil {
@@ -130,4 +159,23 @@ func LoadPrices(path string) (Prices, error) {
 		prices.perMinute[key] = amount
 	}
 	return prices, nil
+}
+
+// loadOptions keeps what the options of key (provider/model) cost, from a
+// prices file's "options": dollars per minute by option.
+func (p Prices) loadOptions(key string, options map[string]string) error {
+	for name, v := range options {
+		if !slices.Contains(provider.OptionNames, name) {
+			return fmt.Errorf("option %q: give one of %s", name, strings.Join(provider.OptionNames, ", "))
+		}
+		amount, err := ledger.ParseDecimal(v, 6)
+		if err != nil {
+			return fmt.Errorf("option %s: %v (dollars per minute on top of the model's, such as \"0.0003\")", name, err)
+		}
+		if p.options[key] == nil {
+			p.options[key] = map[string]ledger.Amount{}
+		}
+		p.options[key][name] = amount
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/doccheck"
 	"github.com/rubicon-go/rubicon/ledger"
 	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/provider"
 )
 
 func TestPrices(t *testing.T) {
@@ -53,14 +54,32 @@ func TestPrices(t *testing.T) {
 	if pr, _ := r.Pricing("openai", "gpt-4o-transcribe"); pr.Billing != recall.BillingOf("openai") {
 		t.Errorf("a model the file does not round: %+v", pr)
 	}
+	options := filepath.Join(dir, "options.json")
+	os.WriteFile(options, []byte(`{"groq/whisper-large-v3": {"options": {"vocabulary": "0.0005"}}, "assemblyai/universal-2": {"per_minute": "0.0025", "options": {"speakers": "0.0003", "prompt": "0.0001"}}}`), 0o644)
+	o, err := recall.LoadPrices(options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := o.For(provider.Options{Name: "groq", Model: "whisper-large-v3", Hints: provider.Hints{Vocabulary: []string{"Rubicon"}}}); err != nil || pr.PerMinute != 1850 ||
+		pr.Billing != recall.BillingOf("groq") || len(pr.Options) != 1 || pr.Options[0].PerMinute != 500 || pr.Cost(2*time.Second) != 309+84 {
+		t.Errorf("options alone keep the model's price and rounding: %+v, %v; want 10 s billed at $0.00185 and at $0.0005 a minute", pr, err)
+	}
+	if pr, _ := o.For(provider.Options{Name: "assemblyai", Model: "universal-2", Speakers: 2}); len(pr.Options) != 1 || pr.Options[0] != (recall.OptionPrice{Option: "speakers", PerMinute: 300}) || pr.Settings != "speakers=2" {
+		t.Errorf("speakers on AssemblyAI: %+v; want their price alone, the prompt's not asked for", pr)
+	}
+	if pr, _ := o.For(provider.Options{Name: "assemblyai", Model: "universal-3-pro", Speakers: provider.SpeakersUnknown}); len(pr.Options) != 0 || pr.Settings != "speakers" {
+		t.Errorf("speakers on a model the file does not price them for: %+v", pr)
+	}
 	for name, content := range map[string]string{
-		"an unknown field": `{"openai/whisper-1": {"per_minute": "0.006", "minimum": 10}}`,
-		"a zero increment": `{"openai/whisper-1": {"per_minute": "0.006", "increment_s": 0}}`,
-		"not json":         `whisper-1 = 0.006`,
-		"no slash":         `{"whisper-1": "0.006"}`,
-		"a float":          `{"openai/whisper-1": 0.006}`,
-		"too precise":      `{"openai/whisper-1": "0.0000001"}`,
-		"negative":         `{"openai/whisper-1": "-1"}`,
+		"an unknown option": `{"openai/whisper-1": {"options": {"diarize": "0.001"}}}`,
+		"an option price":   `{"openai/whisper-1": {"options": {"speakers": 0.001}}}`,
+		"an unknown field":  `{"openai/whisper-1": {"per_minute": "0.006", "minimum": 10}}`,
+		"a zero increment":  `{"openai/whisper-1": {"per_minute": "0.006", "increment_s": 0}}`,
+		"not json":          `whisper-1 = 0.006`,
+		"no slash":          `{"whisper-1": "0.006"}`,
+		"a float":           `{"openai/whisper-1": 0.006}`,
+		"too precise":       `{"openai/whisper-1": "0.0000001"}`,
+		"negative":          `{"openai/whisper-1": "-1"}`,
 	} {
 		bad := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
 		os.WriteFile(bad, []byte(content), 0o644)
@@ -96,6 +115,9 @@ func TestDocsPricesExamples(t *testing.T) {
 			}
 			if json.Unmarshal(v, &price.PerMinute) != nil {
 				json.Unmarshal(v, &price)
+			}
+			if price.PerMinute == "" {
+				continue // options alone: tried by TestPrices
 			}
 			want, _ := ledger.ParseDecimal(price.PerMinute, 6)
 			prov, model, _ := strings.Cut(key, "/")

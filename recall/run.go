@@ -32,6 +32,16 @@ type RunOptions struct {
 	// Billing is how the provider rounds each request: what each chunk's
 	// hold and cost are rounded to (zero: per started second).
 	Billing Billing
+	// Options are what the options the provider's settings ask for cost
+	// on top of PricePerMinute, each rounded as Billing says, as
+	// Pricing.Options prices them.
+	Options []OptionPrice
+	// Again transcribes again, with the provider's model and settings,
+	// the contents that another provider, model or settings transcribed
+	// or paid for: what retranscribe asks for, once the cost is agreed.
+	// Without it such a content is not sent, and the report counts it in
+	// OtherSettings; but by the sandbox, whose play money costs nothing.
+	Again bool
 	// Budget, if not 0, is the cap the batch must have on what it spends,
 	// held and settled together, over all its runs: it is set on a batch
 	// without one, and a batch with another is refused with an error
@@ -137,8 +147,14 @@ type RunReport struct {
 	Waiting int `json:"waiting"`
 	// InFlight counts contents with a request in flight: another run's,
 	// or a killed run's until its lease ends (then it is ambiguous).
-	InFlight int       `json:"in_flight"`
-	Problems []Problem `json:"problems"`
+	InFlight int `json:"in_flight"`
+	// OtherSettings counts contents not sent because another provider,
+	// model or settings transcribed them, or paid for them: a run does
+	// not pay for a second transcript by accident (RunOptions.Again
+	// does, for retranscribe). Others says which, and by whom.
+	OtherSettings int       `json:"transcribed_with_other_settings"`
+	Others        []Other   `json:"other_settings"`
+	Problems      []Problem `json:"problems"`
 	// Notes say what went wrong and was made good: renewals of a lease
 	// that failed and were tried again, records tried again, answers
 	// recorded from the outbox.
@@ -149,6 +165,27 @@ type RunReport struct {
 	// Earlier are the batch's files that failed before this run (when
 	// added, or in an earlier run), safe to retry with retry-failed.
 	Earlier []Problem `json:"earlier_failures"`
+}
+
+// Other is a content of the batch that a run did not send because
+// another transcriber made, or paid for, its transcript.
+type Other struct {
+	// Path is the content's first file in the batch.
+	Path string `json:"path"`
+	// By made the transcript kept: the latest, when there are several.
+	By recording.Transcriber `json:"transcribed_by"`
+}
+
+// OutcomeOtherSettings is Progress.Outcome for a content that a run did
+// not send because another transcriber made its transcript.
+const OutcomeOtherSettings = "transcribed_with_other_settings"
+
+// otherSettings is why a content's chunks were not planned: by made, or
+// paid for, its transcript, and the run does not transcribe it again.
+type otherSettings struct{ by recording.Transcriber }
+
+func (e *otherSettings) Error() string {
+	return "transcribed with other settings (" + e.by.Described() + ")"
 }
 
 // run holds what every worker of one Run shares.
@@ -169,6 +206,7 @@ type run struct {
 	notes    []string
 	refusal  string            // the provider's refusal of the key, which stopped the run
 	names    map[string]string // each content's first path, for Progress
+	others   []Other           // contents another transcriber made, not sent
 }
 
 // Run transcribes batch: for each content not yet transcribed, it makes the
@@ -199,7 +237,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	// Also ended by a refused key, and by a failure no content survives.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	who := recording.Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model()}
+	who := recording.Transcriber{Provider: opts.Provider.Name(), Model: opts.Provider.Model(), Settings: opts.Provider.Settings()}
 	r := &run{a: a, opts: opts, batch: batch, who: who, sendCtx: context.WithoutCancel(ctx), names: map[string]string{}, outbox: box, stop: stop}
 	// What an earlier run could not record is recorded first.
 	r.recordKept(ctx)
@@ -239,6 +277,9 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		err = fmt.Errorf("counting the batch's recordings after the run (%s): %w", words(err), err)
 	}
 	rep.Paid = r.paid
+	// Not sent, these are not waiting for this run's settings either.
+	rep.OtherSettings, rep.Others = len(r.others), append([]Other{}, r.others...)
+	rep.Waiting = max(0, rep.Waiting-len(r.others))
 	rep.Problems = append(rep.Problems, r.problems...)
 	rep.Notes = append(rep.Notes, r.notes...)
 	rep.KeyRefused = r.refusal
@@ -340,9 +381,17 @@ func (r *run) problem(p Problem) {
 // making its proxy, unless wait is set.
 func (r *run) content(ctx context.Context, sha string, wait bool) (busy bool) {
 	chunks, err := r.chunks(ctx, sha, wait)
+	var other *otherSettings
 	switch {
 	case errors.Is(err, media.ErrBusy):
 		return true
+	case errors.As(err, &other):
+		kept := Other{Path: r.name(sha), By: other.by}
+		r.mu.Lock()
+		r.others = append(r.others, kept)
+		r.mu.Unlock()
+		r.emit(Progress{SHA256: sha, Stage: StageFinished, Outcome: OutcomeOtherSettings, Detail: err.Error() + ": not sent"})
+		return false
 	case errors.As(err, new(*storeError)):
 		// The database, not the recording: the content waits for the next run.
 		r.dbProblem(sha, "database", err)
@@ -456,6 +505,17 @@ func (r *run) chunks(ctx context.Context, sha string, wait bool) ([]store.Chunk,
 	chunks, err := r.a.store.Chunks(ctx, sha, r.who)
 	if err != nil || len(chunks) > 0 {
 		return chunks, storeErr(err)
+	}
+	if !r.opts.Again && r.who.Provider != recording.Sandbox {
+		// A transcript made otherwise is kept: a second one is paid for
+		// on purpose only. The sandbox's play money pays for nothing.
+		others, err := r.a.store.Others(ctx, sha, r.who)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		if len(others) > 0 {
+			return nil, &otherSettings{by: others[0]}
+		}
 	}
 	proxy, err := r.proxy(ctx, sha, wait)
 	if err != nil {
@@ -935,9 +995,10 @@ func (r *run) name(sha string) string {
 	return sha
 }
 
-// price is the cost of a request of d, as the provider bills it.
+// price is the cost of a request of d, as the provider bills it, with
+// the options the run asks for.
 func (r *run) price(d time.Duration) ledger.Amount {
-	return r.opts.Billing.Cost(d, r.opts.PricePerMinute)
+	return Pricing{PerMinute: r.opts.PricePerMinute, Billing: r.opts.Billing, Options: r.opts.Options}.Cost(d)
 }
 
 // fail marks the batch's files of a content as failed before any payment.

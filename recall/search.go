@@ -16,9 +16,12 @@ type Hit struct {
 	// Paths are the files, in any batch, that hold the recording.
 	Paths  []string `json:"paths"`
 	SHA256 string   `json:"sha256"`
-	// Provider and Model made the transcript.
+	// Provider and Model made the transcript, with Settings (see
+	// recording.Transcriber): every transcript kept is searched, and a
+	// recording transcribed with two settings is found in each.
 	Provider string        `json:"provider"`
 	Model    string        `json:"model"`
+	Settings string        `json:"settings,omitempty"`
 	Start    time.Duration `json:"-"`
 	End      time.Duration `json:"-"`
 	// Speaker is the provider's label of who speaks the segment, where
@@ -111,7 +114,7 @@ func (a *Archive) Find(ctx context.Context, query string, in Scope) (SearchResul
 	}
 	res.Total = total
 	for _, h := range found {
-		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Start: h.Start, End: h.End, Speaker: h.Speaker, SpeakerName: h.SpeakerName, Snippet: h.Snippet}
+		hit := Hit{SHA256: h.SHA256, Provider: h.Provider, Model: h.Model, Settings: h.Settings, Start: h.Start, End: h.End, Speaker: h.Speaker, SpeakerName: h.SpeakerName, Snippet: h.Snippet}
 		paths, err := a.store.Paths(ctx, in.Batch, h.SHA256)
 		if err != nil {
 			return res, err

@@ -26,8 +26,8 @@ const (
 	// they may have been paid for, and need a person or a reconciliation.
 	ExitAmbiguous = 3
 	// ExitItemProblems: the command finished, and some items failed, were
-	// rejected or were refused by the batch's budget; the others went
-	// through.
+	// rejected, were refused by the batch's budget or were left because
+	// other settings transcribed them; the others went through.
 	ExitItemProblems = 4
 )
 
@@ -67,7 +67,7 @@ may come before the command. Every command takes --json.`,
 			ambiguousCommand(o), resolveCommand(o), reconcileCommand(o), searchCommand(o), speakersCommand(o), exportCommand(o), removeCommand(o), cacheCommand(o), consoleCommand(o), sandboxCommand()},
 		ExitCodes: []command.ExitCode{
 			{Code: ExitAmbiguous, Meaning: "done, with ambiguous items (they may have been paid for: see 'recall-archive ambiguous')"},
-			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected or were refused by the budget (listed in the output)"},
+			{Code: ExitItemProblems, Meaning: "done, with items that failed, were rejected, were refused by the budget or were transcribed with other settings (listed in the output)"},
 			{Code: command.ExitInterrupted, Meaning: "interrupted (Ctrl-C or SIGTERM) with items still waiting: run again to go on"},
 		},
 		DB: command.Database{Env: DBEnv, File: "recall.db", What: "database"},

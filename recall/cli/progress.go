@@ -170,6 +170,8 @@ func (d *display) step(p recall.Progress) {
 		switch {
 		case p.Outcome == "sending" && !d.tty:
 			d.line(p, "in flight for another run, or for a killed run until its lease ends")
+		case p.Outcome == recall.OutcomeOtherSettings && !d.tty:
+			d.line(p, p.Detail)
 		case d.tty || d.touched[p.SHA256] || p.Outcome == "done" || p.Outcome == "waiting":
 		case p.Detail != "":
 			// A recording that failed before any request, as a proxy
@@ -291,7 +293,7 @@ func (d *display) render(now time.Time, width int) []string {
 	}
 	head := fmt.Sprintf("[%s%s] %d/%d recordings", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), done, d.total)
 	var outcomes []string
-	for _, o := range []string{"ambiguous", "failed", "refused_by_budget", "paid_without_transcript"} {
+	for _, o := range []string{"ambiguous", "failed", "refused_by_budget", "paid_without_transcript", recall.OutcomeOtherSettings} {
 		if n := d.finished[o]; n > 0 {
 			outcomes = append(outcomes, fmt.Sprintf("%d %s", n, strings.ReplaceAll(o, "_", " ")))
 		}

@@ -167,14 +167,27 @@ func (p *providerFlags) pricing(r *command.Run) (recall.Pricing, error) {
 			return recall.Pricing{}, err
 		}
 	}
-	return prices.Pricing(p.name, p.model)
+	hints, err := p.hints()
+	if err != nil {
+		return recall.Pricing{}, err
+	}
+	return prices.For(provider.Options{Name: p.name, Model: p.model, Speakers: p.speakers, Hints: hints})
 }
 
-// again returns the flags that choose the same provider and model again,
-// for a command a run suggests: none for the sandbox it starts itself.
-func (p *providerFlags) again() string {
+// again returns the flags that choose the same provider, model and
+// settings again, for a command a run suggests: no provider for the
+// sandbox it starts itself.
+func (p *providerFlags) again() string { return p.flags(p.name != "sandbox" || p.url != "") }
+
+// chosen returns the flags that choose the same provider, model and
+// settings again, the provider always: for retranscribe, which takes it.
+func (p *providerFlags) chosen() string { return p.flags(true) }
+
+// flags returns the flags that choose the same provider, model and
+// settings again; named, with the provider and model.
+func (p *providerFlags) flags(named bool) string {
 	var b strings.Builder
-	if p.name != "sandbox" || p.url != "" {
+	if named {
 		fmt.Fprintf(&b, " --provider %s --model %s", p.name, p.model)
 	}
 	d := p.registration()
@@ -184,7 +197,33 @@ func (p *providerFlags) again() string {
 	if p.keyEnv != "" && p.keyEnv != d.KeyEnv {
 		fmt.Fprintf(&b, " --api-key-env %s", p.keyEnv)
 	}
+	return b.String() + p.settingsFlags()
+}
+
+// settingsFlags returns the flags that ask for the same settings again:
+// a command a run suggests makes the same transcript.
+func (p *providerFlags) settingsFlags() string {
+	var b strings.Builder
+	switch {
+	case p.speakers == provider.SpeakersUnknown:
+		b.WriteString(" --speakers")
+	case p.speakers > 0:
+		fmt.Fprintf(&b, " --speakers=%d", p.speakers)
+	}
+	for _, f := range []struct{ name, value string }{{"language", p.language}, {"prompt", p.prompt}, {"vocabulary", p.vocabulary}} {
+		if f.value != "" {
+			fmt.Fprintf(&b, " --%s %s", f.name, shellWord(f.value))
+		}
+	}
 	return b.String()
+}
+
+// shellWord quotes s for a shell, unless it needs no quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // priced is a command's work on the archive at the provider's price.

@@ -24,6 +24,9 @@ type runFlags struct {
 	budget, out    string
 	workers        int
 	timeout, lease time.Duration
+	// again: retranscribe's run, which pays for a new transcript of what
+	// another transcriber made (recall.RunOptions.Again).
+	again bool
 }
 
 // runCommand is "recall-archive run": the batch transcribed, each
@@ -45,7 +48,14 @@ chunk starts, ffmpeg stops, and the requests in flight finish, each within
 --timeout; running the batch again resumes it. A second Ctrl-C ends the run
 at once: its requests in flight become ambiguous once --lease runs out, and
 are never sent again. An interrupted run that leaves recordings waiting
-exits 130, unless some are ambiguous (3).`,
+exits 130, unless some are ambiguous (3).
+
+A transcript is made with its provider, model and settings (--speakers,
+--language, --prompt, --vocabulary). A recording that another provider,
+model or settings transcribed is not sent again (but to the sandbox,
+whose play money costs nothing): the run names it, and
+'recall-archive retranscribe' pays for a new transcript once its cost is
+shown (exit 4 until then).`,
 		Flags: rf.register,
 		Run:   func(ctx context.Context, r *command.Run) error { return run(ctx, r, o, &rf, nil) },
 	}
@@ -99,8 +109,8 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		return err
 	}
 	defer stop()
-	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out,
-		CacheDir: cacheDir(r)}
+	opts := recall.RunOptions{Provider: prov, PricePerMinute: pricing.PerMinute, Billing: pricing.Billing, Options: pricing.Options, Again: rf.again,
+		Budget: limit, User: r.User(), Workers: rf.workers, Out: rf.out, CacheDir: cacheDir(r)}
 	o.SendLease = rf.lease
 	return archived(o, func(ctx context.Context, r *command.Run, a *recall.Archive) error {
 		batch := r.Args[0]
@@ -154,6 +164,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 		r.Show(shown, func(w io.Writer) {
 			firstText(w)
 			printRun(w, rep, money, rf.pf.again(), interrupted)
+			printOthers(w, rep, rf.pf.chosen())
 			printKeyRefused(w, rep, &rf.pf)
 		})
 		switch {
@@ -163,7 +174,7 @@ func run(ctx context.Context, r *command.Run, o recall.Options, rf *runFlags, be
 			return command.Exit(ExitAmbiguous)
 		case interrupted && rep.Waiting > 0:
 			return command.Exit(command.ExitInterrupted)
-		case rep.Failed > 0 || rep.Refused > 0 || len(rep.Problems) > 0 || len(rep.Earlier) > 0:
+		case rep.Failed > 0 || rep.Refused > 0 || rep.OtherSettings > 0 || len(rep.Problems) > 0 || len(rep.Earlier) > 0:
 			return command.Exit(ExitItemProblems)
 		}
 		return nil
@@ -185,7 +196,8 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 		return nil, err
 	}
 	money := func() (recall.Money, error) { return a.Money(context.WithoutCancel(ctx), batch) }
-	return newDisplay(r.Stderr, st.Contents, st.Transcription["done"], est.Remaining, money), nil
+	// Done before: with the run's provider, model and settings.
+	return newDisplay(r.Stderr, st.Contents, est.Contents-est.RemainingContents, est.Remaining, money), nil
 }
 
 // printRun writes the run's report; again holds the flags that choose the
@@ -193,6 +205,9 @@ func runDisplay(ctx context.Context, r *command.Run, a *recall.Archive, batch st
 func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again string, interrupted bool) {
 	fmt.Fprintf(w, "batch %s: %s paid for in this run; %s done, %d ambiguous, %d failed safely, %d refused by budget, %d waiting",
 		rep.Batch, output.Plural(rep.Paid, "request"), output.Plural(rep.Done, "recording"), rep.Ambiguous, rep.Failed, rep.Refused, rep.Waiting)
+	if rep.OtherSettings > 0 {
+		fmt.Fprintf(w, ", %d transcribed with other settings", rep.OtherSettings)
+	}
 	if rep.InFlight > 0 {
 		fmt.Fprintf(w, ", %d in flight (another run's, or a killed run's until its lease ends)", rep.InFlight)
 	}
@@ -222,6 +237,20 @@ func printRun(w io.Writer, rep recall.RunReport, money recall.Money, again strin
 	if interrupted {
 		fmt.Fprintln(w, "interrupted: run again to go on")
 	}
+}
+
+// printOthers lists the recordings that the run did not send because
+// another transcriber made their transcript, and how to pay for one with
+// the run's settings; chosen holds the flags that ask for them.
+func printOthers(w io.Writer, rep recall.RunReport, chosen string) {
+	if len(rep.Others) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "transcribed with other settings (%d), not sent:\n", len(rep.Others))
+	for _, o := range rep.Others {
+		fmt.Fprintf(w, "  %s by %s\n", strconv.Quote(o.Path), o.By.Described())
+	}
+	fmt.Fprintf(w, "their transcripts are kept; to pay for new ones with this run's settings, 'recall-archive retranscribe %s%s' shows the cost first\n", rep.Batch, chosen)
 }
 
 // printProviders says what each provider was paid, with the sandbox's

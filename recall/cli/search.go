@@ -83,7 +83,7 @@ func printHits(w io.Writer, res recall.SearchResult) {
 		if h.Speaker != "" {
 			said = recording.Speaker(h.Speaker, h.SpeakerName) + ": " + said
 		}
-		fmt.Fprintf(w, "%s  at %s  (%s/%s)\n    %s\n", path, clock(h.Start), h.Provider, h.Model, said)
+		fmt.Fprintf(w, "%s  at %s  (%s)\n    %s\n", path, clock(h.Start), recording.Transcriber{Provider: h.Provider, Model: h.Model, Settings: h.Settings}, said)
 	}
 	where := "in every batch"
 	if res.Batch != "" {

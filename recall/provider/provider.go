@@ -89,6 +89,8 @@ type Provider struct {
 	// reads sends look-ups, which have no effect to repeat.
 	reads   *http.Client
 	timeout time.Duration
+	// settings are o.Settings() of the options it was made with.
+	settings string
 }
 
 // api is what differs between providers: how a chunk is sent, and how a
@@ -135,7 +137,7 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{name: o.Name, model: o.Model, reg: reg, api: a, paid: paid, reads: reads, timeout: o.Timeout}
+	p := &Provider{name: o.Name, model: o.Model, reg: reg, api: a, paid: paid, reads: reads, timeout: o.Timeout, settings: o.Settings()}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}

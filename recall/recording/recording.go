@@ -49,20 +49,41 @@ const (
 	RefusedByBudget Progress = "refused_by_budget"
 )
 
-// Transcriber is a provider's model: what makes a transcript. A recording
-// is transcribed once by each transcriber asked for it, and a run with
-// another transcribes again what that one has not.
+// Transcriber is a provider's model with the settings it was asked for:
+// what makes a transcript. A recording is transcribed once by each
+// transcriber asked for it; transcribing it again with another is done on
+// purpose (recall-archive retranscribe), never by a run that asks for
+// other settings.
 type Transcriber struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
+	// Settings is the canonical form of the settings that change what is
+	// transcribed (language, speakers, prompt, vocabulary; see
+	// provider.Options.Settings); empty for the provider's defaults.
+	Settings string `json:"settings,omitempty"`
 }
 
 // IsZero reports whether t names no transcriber: for the methods that
 // take one, the content's latest.
 func (t Transcriber) IsZero() bool { return t.Provider == "" && t.Model == "" }
 
-// String is "provider/model".
-func (t Transcriber) String() string { return t.Provider + "/" + t.Model }
+// String is "provider/model", followed by " with " and the settings
+// when there are any.
+func (t Transcriber) String() string {
+	if t.Settings == "" {
+		return t.Provider + "/" + t.Model
+	}
+	return t.Provider + "/" + t.Model + " with " + t.Settings
+}
+
+// Described is String, saying so when the settings are the provider's
+// defaults: for telling one transcript from another.
+func (t Transcriber) Described() string {
+	if t.Settings == "" {
+		return t.String() + " with its default settings"
+	}
+	return t.String()
+}
 
 // Sandbox is the built-in provider: its transcripts are placeholders, left
 // out of a search unless asked for, and its charges are play money, kept

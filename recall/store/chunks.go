@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -39,26 +42,81 @@ func (s *Store) latest(ctx context.Context, sha string, who recording.Transcribe
 	if !who.IsZero() {
 		return who, nil
 	}
-	ts, err := list(ctx, s, func(rows *sql.Rows) (t recording.Transcriber, err error) {
-		err = rows.Scan(&t.Provider, &t.Model)
-		return t, err
-	}, `SELECT provider, model FROM recall_chunks WHERE sha256 = $1 ORDER BY planned_at DESC, provider, model LIMIT 1`, sha)
+	ts, err := list(ctx, s, scanTranscriber,
+		`SELECT provider, model, settings FROM recall_chunks WHERE sha256 = $1 ORDER BY planned_at DESC, provider, model, settings LIMIT 1`, sha)
 	if err != nil || len(ts) == 0 {
 		return recording.Transcriber{}, err
 	}
 	return ts[0], nil
 }
 
+// scanTranscriber reads a row of provider, model and settings.
+func scanTranscriber(rows *sql.Rows) (t recording.Transcriber, err error) {
+	err = rows.Scan(&t.Provider, &t.Model, &t.Settings)
+	return t, err
+}
+
+// sameChunk joins a transcript (t) to its chunk (c).
+const sameChunk = `t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.settings = c.settings AND t.idx = c.idx`
+
 // Transcribers returns the transcribers that transcribed every chunk of
 // the content, latest first.
 func (s *Store) Transcribers(ctx context.Context, sha string) ([]recording.Transcriber, error) {
-	return list(ctx, s, func(rows *sql.Rows) (t recording.Transcriber, err error) {
-		err = rows.Scan(&t.Provider, &t.Model)
-		return t, err
-	}, `SELECT c.provider, c.model FROM recall_chunks c
-		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
-		WHERE c.sha256 = $1 GROUP BY c.provider, c.model HAVING COUNT(*) = COUNT(t.sha256)
-		ORDER BY MAX(c.planned_at) DESC, c.provider, c.model`, sha)
+	return list(ctx, s, scanTranscriber, `SELECT c.provider, c.model, c.settings FROM recall_chunks c
+		LEFT JOIN recall_transcripts t ON `+sameChunk+`
+		WHERE c.sha256 = $1 GROUP BY c.provider, c.model, c.settings HAVING COUNT(*) = COUNT(t.sha256)
+		ORDER BY MAX(c.planned_at) DESC, c.provider, c.model, c.settings`, sha)
+}
+
+// Others returns the transcribers but who, and but the sandbox, that
+// paid for a chunk of the content, or may have (its request is applied,
+// ambiguous or being sent), latest first: those a run with who would
+// transcribe again.
+func (s *Store) Others(ctx context.Context, sha string, who recording.Transcriber) ([]recording.Transcriber, error) {
+	type planned struct {
+		who recording.Transcriber
+		key string
+	}
+	rows, err := list(ctx, s, func(rows *sql.Rows) (p planned, err error) {
+		err = rows.Scan(&p.who.Provider, &p.who.Model, &p.who.Settings, &p.key)
+		return p, err
+	}, `SELECT provider, model, settings, op_key FROM recall_chunks WHERE sha256 = $1 AND provider <> $2
+		ORDER BY planned_at DESC, provider, model, settings, idx`, sha, recording.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([]batchChunk, 0, len(rows))
+	for _, r := range rows {
+		if r.who != who {
+			chunks = append(chunks, batchChunk{key: r.key})
+		}
+	}
+	states, err := s.states(ctx, chunks)
+	if err != nil {
+		return nil, err
+	}
+	var out []recording.Transcriber
+	for _, r := range rows {
+		switch states[r.key] {
+		case journal.Applied, journal.Ambiguous, journal.Sending:
+			if r.who != who && !slices.Contains(out, r.who) {
+				out = append(out, r.who)
+			}
+		}
+	}
+	return out, nil
+}
+
+// opKey is the journal key of the request that pays for chunk idx of sha
+// by who: the settings, when there are any, by a digest, so that the key
+// stays short and safe to type.
+func opKey(sha string, idx int, who recording.Transcriber) string {
+	key := fmt.Sprintf("%s/%s/%d/%s/%s", Kind, sha, idx, who.Provider, who.Model)
+	if who.Settings != "" {
+		sum := sha256.Sum256([]byte(who.Settings))
+		key += "/" + hex.EncodeToString(sum[:6])
+	}
+	return key
 }
 
 // Transcript is what a provider returned for a chunk, with who made it
@@ -82,8 +140,8 @@ func (s *Store) Chunks(ctx context.Context, sha string, who recording.Transcribe
 		err := rows.Scan(&c.Index, &c.Count, &start, &dur, &c.Key)
 		c.Start, c.Duration = fromMicros(start), fromMicros(dur)
 		return c, err
-	}, `SELECT idx, count, start_us, duration_us, op_key FROM recall_chunks WHERE sha256 = $1 AND provider = $2 AND model = $3 ORDER BY idx`,
-		sha, who.Provider, who.Model)
+	}, `SELECT idx, count, start_us, duration_us, op_key FROM recall_chunks WHERE sha256 = $1 AND provider = $2 AND model = $3 AND settings = $4 ORDER BY idx`,
+		sha, who.Provider, who.Model, who.Settings)
 }
 
 // PlanChunks records the content's chunks for their transcriber, each with
@@ -102,14 +160,17 @@ func (s *Store) PlanChunks(ctx context.Context, chunks []Chunk) ([]Chunk, error)
 	what := func() string { return "planning the chunks of content " + shortSHA(chunks[0].SHA256) }
 	err := s.update(ctx, what, func(tx *sqlstore.Tx) error {
 		for _, c := range chunks {
-			c.Key = fmt.Sprintf("%s/%s/%d/%s", Kind, c.SHA256, c.Index, who)
-			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-				c.SHA256, who.Provider, who.Model, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key, now); err != nil {
+			c.Key = opKey(c.SHA256, c.Index, who)
+			if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO recall_chunks (sha256, provider, model, settings, idx, count, start_us, duration_us, op_key, planned_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+				c.SHA256, who.Provider, who.Model, who.Settings, c.Index, c.Count, micros(c.Start), micros(c.Duration), c.Key, now); err != nil {
 				return err
 			}
-			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index) + "/" + who.String(),
-				Evidence: journal.Evidence{"start_seconds": c.Start.Seconds(), "duration_seconds": c.Duration.Seconds(), "provider": who.Provider, "model": who.Model}}
+			ev := journal.Evidence{"start_seconds": c.Start.Seconds(), "duration_seconds": c.Duration.Seconds(), "provider": who.Provider, "model": who.Model}
+			if who.Settings != "" {
+				ev["settings"] = who.Settings
+			}
+			op := journal.NewOperation{Key: c.Key, Kind: Kind, Subject: c.SHA256 + "/" + strconv.Itoa(c.Index) + "/" + who.String(), Evidence: ev}
 			if _, _, err := s.j.InsertTx(ctx, tx, op); err != nil {
 				return err
 			}
@@ -259,9 +320,9 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		return err
 	}
 	// The chunk's plan names who made the transcript.
-	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, text, segments, request_id, cost, created_at, timing)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (sha256, provider, model, idx) DO NOTHING`,
-		c.SHA256, c.Index, c.Provider, c.Model, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro(), string(t.Timing))
+	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, settings, text, segments, request_id, cost, created_at, timing)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (sha256, provider, model, settings, idx) DO NOTHING`,
+		c.SHA256, c.Index, c.Provider, c.Model, c.Settings, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro(), string(t.Timing))
 	if err != nil {
 		return err
 	}
@@ -272,8 +333,8 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		if seg.Text == "" {
 			continue
 		}
-		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, speaker, text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			c.SHA256, c.Provider, c.Model, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Speaker, seg.Text); err != nil {
+		if _, err := q.ExecContext(ctx, `INSERT INTO recall_search (sha256, provider, model, settings, idx, start_us, end_us, speaker, text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			c.SHA256, c.Provider, c.Model, c.Settings, c.Index, micros(c.Start+seg.Start), micros(c.Start+seg.End), seg.Speaker, seg.Text); err != nil {
 			return err
 		}
 	}
@@ -387,12 +448,12 @@ type batchChunk struct {
 // key for each content not yet cut for who.
 func (s *Store) batchChunks(ctx context.Context, batch string, who recording.Transcriber) ([]batchChunk, error) {
 	all, err := list(ctx, s, func(rows *sql.Rows) (c batchChunk, err error) {
-		err = rows.Scan(&c.sha, &c.key, &c.who.Provider, &c.who.Model, &c.planned, &c.transcribed)
+		err = rows.Scan(&c.sha, &c.key, &c.who.Provider, &c.who.Model, &c.who.Settings, &c.planned, &c.transcribed)
 		return c, err
-	}, `SELECT DISTINCT i.sha256, COALESCE(c.op_key, ''), COALESCE(c.provider, ''), COALESCE(c.model, ''), COALESCE(c.planned_at, 0), t.sha256 IS NOT NULL
+	}, `SELECT DISTINCT i.sha256, COALESCE(c.op_key, ''), COALESCE(c.provider, ''), COALESCE(c.model, ''), COALESCE(c.settings, ''), COALESCE(c.planned_at, 0), t.sha256 IS NOT NULL
 		FROM recall_items i
 		LEFT JOIN recall_chunks c ON c.sha256 = i.sha256
-		LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
+		LEFT JOIN recall_transcripts t ON `+sameChunk+`
 		WHERE i.batch = $1 AND i.state = $2`, batch, recording.Added)
 	if err != nil {
 		return nil, err
@@ -408,7 +469,7 @@ func (s *Store) batchChunks(ctx context.Context, batch string, who recording.Tra
 		for _, c := range all {
 			p, seen := planned[c.sha]
 			w := chosen[c.sha]
-			if !seen || c.planned > p || c.planned == p && (c.who.Provider < w.Provider || c.who.Provider == w.Provider && c.who.Model < w.Model) {
+			if !seen || c.planned > p || c.planned == p && before(c.who, w) {
 				planned[c.sha], chosen[c.sha] = c.planned, c.who
 			}
 		}
@@ -428,6 +489,18 @@ func (s *Store) batchChunks(ctx context.Context, batch string, who recording.Tra
 		}
 	}
 	return out, nil
+}
+
+// before orders transcribers planned at the same time, as latest does:
+// by provider, model and settings.
+func before(x, y recording.Transcriber) bool {
+	if x.Provider != y.Provider {
+		return x.Provider < y.Provider
+	}
+	if x.Model != y.Model {
+		return x.Model < y.Model
+	}
+	return x.Settings < y.Settings
 }
 
 // states returns the journal state of each chunk's request.
@@ -488,6 +561,6 @@ func (s *Store) Parts(ctx context.Context, sha string, who recording.Transcriber
 		}
 		return p, nil
 	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments, t.timing
-		FROM recall_chunks c LEFT JOIN recall_transcripts t ON t.sha256 = c.sha256 AND t.provider = c.provider AND t.model = c.model AND t.idx = c.idx
-		WHERE c.sha256 = $1 AND c.provider = $2 AND c.model = $3 ORDER BY c.idx`, sha, who.Provider, who.Model)
+		FROM recall_chunks c LEFT JOIN recall_transcripts t ON `+sameChunk+`
+		WHERE c.sha256 = $1 AND c.provider = $2 AND c.model = $3 AND c.settings = $4 ORDER BY c.idx`, sha, who.Provider, who.Model, who.Settings)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,112 @@ func TestEarlierArchivesSearchBySpeaker(t *testing.T) {
 	}
 }
 
+// TestEarlierTranscriptsTakeTheDefaultSettings opens an archive made
+// before transcripts were kept by their settings (version 8): its chunks,
+// transcripts and search index take the default settings and stay whole
+// and searchable; a plan with settings stands beside them under a key of
+// its own, and a run asking for those settings finds the earlier
+// transcript as another's, once its request is paid.
+func TestEarlierTranscriptsTakeTheDefaultSettings(t *testing.T) {
+	for _, b := range testdb.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.DSN(t)
+			old := earlier(t, dsn, 8,
+				`INSERT INTO recall_batches (name, created_at) VALUES ('b', 1)`,
+				`INSERT INTO recall_contents (sha256, size, duration_us, probed, added_at) VALUES ('aa', 8000, 2000000, 1, 1)`,
+				`INSERT INTO recall_items (batch, path, sha256, state, added_at, updated_at) VALUES ('b', '/rec/aa', 'aa', 'added', 1, 1)`,
+				`INSERT INTO recall_chunks (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at)
+					VALUES ('aa', 'openai', 'whisper-1', 0, 1, 0, 2000000, 'transcribe/aa/0/openai/whisper-1', 5)`,
+				`INSERT INTO recall_transcripts (sha256, provider, model, idx, text, segments, cost, created_at, timing)
+					VALUES ('aa', 'openai', 'whisper-1', 0, 'hello harbour', '[{"start":0,"end":2000000000,"text":"hello harbour"}]', 200, 1, 'segments')`,
+				`INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, speaker, text) VALUES ('aa', 'openai', 'whisper-1', 0, 0, 2000000, '', 'hello harbour')`)
+			j := journal.New(old.JournalStore(), journal.Options{})
+			if _, _, err := j.Insert(ctx, journal.NewOperation{Key: "transcribe/aa/0/openai/whisper-1", Kind: Kind, Subject: "aa/0/openai/whisper-1",
+				Evidence: journal.Evidence{"provider": "openai", "model": "whisper-1"}}); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+
+			s, err := Open(ctx, dsn, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			plain := recording.Transcriber{Provider: "openai", Model: "whisper-1"}
+			if whole, err := s.Transcribers(ctx, "aa"); err != nil || len(whole) != 1 || whole[0] != plain {
+				t.Fatalf("the earlier transcript's transcribers: %+v, %v; want openai/whisper-1 with the default settings", whole, err)
+			}
+			if parts, err := s.Parts(ctx, "aa", plain); err != nil || len(parts) != 1 || parts[0].Text != "hello harbour" || parts[0].Timing != recording.TimingSegments {
+				t.Errorf("its transcript: %+v, %v", parts, err)
+			}
+			if hits, err := s.Search(ctx, []string{"harbour"}, 5, false); err != nil || len(hits) != 1 || hits[0].Transcriber != plain || hits[0].Start != 0 {
+				t.Errorf("search: %+v, %v", hits, err)
+			}
+
+			speakers := recording.Transcriber{Provider: "openai", Model: "whisper-1", Settings: "speakers=2"}
+			chunks, err := s.PlanChunks(ctx, []Chunk{{SHA256: "aa", Transcriber: speakers, Count: 1, Duration: 2e9}})
+			if err != nil || len(chunks) != 1 || chunks[0].Settings != "speakers=2" || chunks[0].Key == "transcribe/aa/0/openai/whisper-1" ||
+				!strings.HasPrefix(chunks[0].Key, "transcribe/aa/0/openai/whisper-1/") {
+				t.Fatalf("a plan with settings: %+v, %v; want a chunk and a key of its own", chunks, err)
+			}
+			if got, err := s.Chunks(ctx, "aa", plain); err != nil || len(got) != 1 || got[0].Key != "transcribe/aa/0/openai/whisper-1" {
+				t.Errorf("the earlier plan after it: %+v, %v", got, err)
+			}
+			if latest, err := s.Chunks(ctx, "aa", recording.Transcriber{}); err != nil || len(latest) != 1 || latest[0].Transcriber != speakers {
+				t.Errorf("the latest plan: %+v, %v; want the one with settings", latest, err)
+			}
+			if others, err := s.Others(ctx, "aa", speakers); err != nil || len(others) != 0 {
+				t.Errorf("others before the earlier request is paid: %+v, %v", others, err)
+			}
+			// The earlier request is paid: a run with settings finds it.
+			if err := s.OpenAccount(ctx, "b"); err != nil {
+				t.Fatal(err)
+			}
+			_, release, err := s.Claim(ctx, "transcribe/aa/0/openai/whisper-1", "w1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Send(ctx, "b", "transcribe/aa/0/openai/whisper-1", "w1", 200); err != nil {
+				t.Fatal(err)
+			}
+			old0, _ := s.Chunks(ctx, "aa", plain)
+			if err := s.Record(ctx, old0[0], journal.Report{Worker: "w1", To: journal.Applied, Attempt: 1},
+				&Transcript{Transcript: recording.Transcript{Text: "hello harbour"}, Provider: "openai", Model: "whisper-1", Cost: 200}); err != nil {
+				t.Fatal(err)
+			}
+			release()
+			if others, err := s.Others(ctx, "aa", speakers); err != nil || len(others) != 1 || others[0] != plain {
+				t.Errorf("others of a run with settings: %+v, %v; want the earlier transcript's", others, err)
+			}
+			if others, err := s.Others(ctx, "aa", plain); err != nil || len(others) != 0 {
+				t.Errorf("others of the earlier settings: %+v, %v; want none", others, err)
+			}
+			// A transcript with settings is kept and searched apart.
+			if err := putTranscriptOnce(ctx, s, chunks[0], "harbour master speaking"); err != nil {
+				t.Fatal(err)
+			}
+			if parts, err := s.Parts(ctx, "aa", speakers); err != nil || len(parts) != 1 || parts[0].Text != "harbour master speaking" {
+				t.Errorf("the transcript with settings: %+v, %v", parts, err)
+			}
+			if parts, _ := s.Parts(ctx, "aa", plain); len(parts) != 1 || parts[0].Text != "hello harbour" {
+				t.Errorf("the earlier transcript after it: %+v", parts)
+			}
+			hits, err := s.Search(ctx, []string{"harbour"}, 5, false)
+			if err != nil || len(hits) != 2 {
+				t.Fatalf("search of both: %+v, %v", hits, err)
+			}
+			found := map[string]bool{}
+			for _, h := range hits {
+				found[h.Settings] = true
+			}
+			if !found[""] || !found["speakers=2"] {
+				t.Errorf("search names the settings of each hit: %+v", hits)
+			}
+		})
+	}
+}
+
 // upgrade closes old, a database of an earlier schema, and opens it as an
 // archive of the current one, closed when the test ends.
 func upgrade(t *testing.T, old *sqlstore.DB, dsn string) *Store {
@@ -192,4 +299,13 @@ func earlier(t *testing.T, dsn string, n int, stmts ...string) *sqlstore.DB {
 		t.Fatal(err)
 	}
 	return old
+}
+
+// putTranscriptOnce keeps text as the transcript of chunk c, as a
+// resolution would.
+func putTranscriptOnce(ctx context.Context, s *Store, c Chunk, text string) error {
+	return s.update(ctx, named("a test's transcript"), func(tx *sqlstore.Tx) error {
+		return putTranscript(ctx, tx, c, Transcript{Transcript: recording.Transcript{Text: text, Segments: []recording.Segment{{End: 2e9, Text: text}}},
+			Provider: c.Provider, Model: c.Model, Cost: 1}, s.now())
+	})
 }

@@ -170,8 +170,8 @@ func (s *Store) Resolve(ctx context.Context, key string, res Resolution) (journa
 func chunkOf(ctx context.Context, tx *sqlstore.Tx, op journal.Operation) (Chunk, error) {
 	c := Chunk{Key: op.Key}
 	var start, dur int64
-	err := tx.SQL().QueryRowContext(ctx, `SELECT sha256, provider, model, idx, count, start_us, duration_us FROM recall_chunks WHERE op_key = $1`, op.Key).
-		Scan(&c.SHA256, &c.Provider, &c.Model, &c.Index, &c.Count, &start, &dur)
+	err := tx.SQL().QueryRowContext(ctx, `SELECT sha256, provider, model, settings, idx, count, start_us, duration_us FROM recall_chunks WHERE op_key = $1`, op.Key).
+		Scan(&c.SHA256, &c.Provider, &c.Model, &c.Settings, &c.Index, &c.Count, &start, &dur)
 	c.Start, c.Duration = fromMicros(start), fromMicros(dur)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = fmt.Errorf("store: operation %s pays for no chunk of the archive", op.Key)

@@ -254,6 +254,74 @@ INSERT INTO recall_search (sha256, provider, model, idx, start_us, end_us, speak
 `
 )
 
+// A transcript is made with its settings too (version 9): the language,
+// speakers, prompt and vocabulary it was asked with, in their canonical
+// form (provider.Options.Settings), are part of the key of chunks,
+// transcripts and the search index, so that a run asking for other
+// settings is told apart from the transcripts that were made. What was
+// kept before takes the default settings, "". On SQLite, whose keys
+// cannot be altered, the tables are made again; the search index takes
+// the column last, so that its text keeps its place for snippet().
+const (
+	settingsSQLite = `
+CREATE TABLE recall_chunks_v9 (
+	sha256      TEXT NOT NULL REFERENCES recall_contents (sha256),
+	provider    TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	settings    TEXT NOT NULL DEFAULT '',
+	idx         INTEGER NOT NULL,
+	count       INTEGER NOT NULL,
+	start_us    BIGINT NOT NULL,
+	duration_us BIGINT NOT NULL,
+	op_key      TEXT NOT NULL UNIQUE,
+	planned_at  BIGINT NOT NULL DEFAULT 0,
+	PRIMARY KEY (sha256, provider, model, settings, idx)
+);
+INSERT INTO recall_chunks_v9 (sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at)
+	SELECT sha256, provider, model, idx, count, start_us, duration_us, op_key, planned_at FROM recall_chunks;
+CREATE TABLE recall_transcripts_v9 (
+	sha256     TEXT NOT NULL,
+	provider   TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	settings   TEXT NOT NULL DEFAULT '',
+	idx        INTEGER NOT NULL,
+	text       TEXT NOT NULL,
+	segments   TEXT NOT NULL,
+	request_id TEXT NOT NULL DEFAULT '',
+	cost       BIGINT NOT NULL,
+	created_at BIGINT NOT NULL,
+	timing     TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (sha256, provider, model, settings, idx),
+	FOREIGN KEY (sha256, provider, model, settings, idx) REFERENCES recall_chunks_v9 (sha256, provider, model, settings, idx) ON UPDATE CASCADE
+);
+INSERT INTO recall_transcripts_v9 (sha256, provider, model, idx, text, segments, request_id, cost, created_at, timing)
+	SELECT sha256, provider, model, idx, text, segments, request_id, cost, created_at, timing FROM recall_transcripts;
+CREATE VIRTUAL TABLE recall_search_v9 USING fts5(
+	sha256 UNINDEXED, provider UNINDEXED, model UNINDEXED, idx UNINDEXED, start_us UNINDEXED, end_us UNINDEXED, speaker UNINDEXED, text, settings UNINDEXED,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO recall_search_v9 (sha256, provider, model, idx, start_us, end_us, speaker, text, settings)
+	SELECT sha256, provider, model, idx, start_us, end_us, speaker, text, '' FROM recall_search;
+DROP TABLE recall_search;
+DROP TABLE recall_transcripts;
+DROP TABLE recall_chunks;
+ALTER TABLE recall_chunks_v9 RENAME TO recall_chunks;
+ALTER TABLE recall_transcripts_v9 RENAME TO recall_transcripts;
+ALTER TABLE recall_search_v9 RENAME TO recall_search;
+`
+	settingsPostgres = `
+ALTER TABLE recall_transcripts DROP CONSTRAINT recall_transcripts_sha256_provider_model_idx_fkey;
+ALTER TABLE recall_chunks ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+ALTER TABLE recall_chunks DROP CONSTRAINT recall_chunks_pkey, ADD PRIMARY KEY (sha256, provider, model, settings, idx);
+ALTER TABLE recall_transcripts ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+ALTER TABLE recall_transcripts DROP CONSTRAINT recall_transcripts_pkey, ADD PRIMARY KEY (sha256, provider, model, settings, idx),
+	ADD FOREIGN KEY (sha256, provider, model, settings, idx) REFERENCES recall_chunks (sha256, provider, model, settings, idx) ON UPDATE CASCADE;
+ALTER TABLE recall_search ADD COLUMN settings TEXT NOT NULL DEFAULT '';
+DROP INDEX recall_search_chunk;
+CREATE INDEX recall_search_chunk ON recall_search (sha256, provider, model, settings, idx);
+`
+)
+
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
@@ -265,5 +333,6 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 6, Name: "timing, paths as given, the sandbox's money apart", SQLite: sixSQL, Postgres: sixSQL},
 		{Component: component, Version: 7, Name: "the archive's name", SQLite: archiveSQL, Postgres: archiveSQL},
 		{Component: component, Version: 8, Name: "speakers' names; the search index by speaker", SQLite: speakersSQLite, Postgres: speakersPostgres},
+		{Component: component, Version: 9, Name: "transcripts by their settings", SQLite: settingsSQLite, Postgres: settingsPostgres},
 	}
 }

@@ -119,9 +119,9 @@ func (s *Store) Find(ctx context.Context, q Query, f Find) (hits []Hit, total in
 	args = append(args, f.Limit)
 	hits, err = list(ctx, s, func(rows *sql.Rows) (h Hit, err error) {
 		var start, end int64
-		err = rows.Scan(&h.SHA256, &h.Provider, &h.Model, &start, &end, &h.Speaker, &h.SpeakerName, &h.Snippet)
+		err = rows.Scan(&h.SHA256, &h.Provider, &h.Model, &h.Settings, &start, &end, &h.Speaker, &h.SpeakerName, &h.Snippet)
 		h.Start, h.End = fromMicros(start), fromMicros(end)
 		return h, err
-	}, `SELECT sha256, provider, model, start_us, end_us, speaker, `+speakerName+`, `+sel+` `+match+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
+	}, `SELECT sha256, provider, model, settings, start_us, end_us, speaker, `+speakerName+`, `+sel+` `+match+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
 	return hits, counted[0], err
 }
