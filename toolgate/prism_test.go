@@ -638,6 +638,21 @@ func credentialsFor(d *spec.Document) (string, map[string]string) {
 // startPrism serves the document at doc with Prism's mock, validating
 // requests, on a port of loopback, and returns its URL once it listens.
 func startPrism(t *testing.T, node, prism, doc string) string {
+	// Prism is given a port that was free a moment before; another
+	// process (the rest of the suite runs beside this test) may take it
+	// first, and then Prism is started again on another.
+	for range 5 {
+		if url, ok := tryPrism(t, node, prism, doc); ok {
+			return url
+		}
+	}
+	t.Fatal("Prism found each of 5 free ports taken")
+	return ""
+}
+
+// tryPrism starts Prism on a free port, and reports false if the port was
+// taken before Prism could listen on it.
+func tryPrism(t *testing.T, node, prism, doc string) (string, bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -675,11 +690,14 @@ func startPrism(t *testing.T, node, prism, doc string) string {
 	}()
 	select {
 	case ok := <-ready:
+		if !ok && strings.Contains(stderr.String(), "EADDRINUSE") {
+			return "", false
+		}
 		if !ok {
 			t.Fatalf("Prism stopped before it listened: %s", stderr.String())
 		}
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("Prism did not listen within 3 minutes: %s", stderr.String())
 	}
-	return "http://127.0.0.1:" + port
+	return "http://127.0.0.1:" + port, true
 }
