@@ -129,9 +129,11 @@ func (a *Archive) Estimate(ctx context.Context, batch string, p Pricing) (Estima
 		var cost ledger.Amount
 		options := make([]ledger.Amount, len(p.Options))
 		for _, ch := range chunks {
-			cost += p.Cost(ch.Duration)
+			cost += p.Billing.Cost(ch.Duration, p.PerMinute)
 			for i, o := range p.Options {
-				options[i] += p.Billing.Cost(ch.Duration, o.PerMinute)
+				c := p.Billing.Cost(ch.Duration, o.PerMinute)
+				options[i] += c
+				cost += c // as Pricing.Cost adds it
 			}
 		}
 		est.Contents++

@@ -48,20 +48,13 @@ func (o Options) Settings() string {
 }
 
 // Asked returns the names of the options o asks for, in the order of
-// OptionNames: those a provider may bill apart.
+// OptionNames: those a provider may bill apart, as Settings names them.
 func (o Options) Asked() []string {
 	var asked []string
-	if strings.TrimSpace(o.Hints.Language) != "" {
-		asked = append(asked, OptionLanguage)
-	}
-	if o.Speakers != 0 {
-		asked = append(asked, OptionSpeakers)
-	}
-	if strings.TrimSpace(o.Hints.Prompt) != "" {
-		asked = append(asked, OptionPrompt)
-	}
-	if len(o.Hints.Vocabulary) > 0 {
-		asked = append(asked, OptionVocabulary)
+	for part := range strings.SplitSeq(o.Settings(), ",") {
+		if name, _, _ := strings.Cut(part, "="); name != "" {
+			asked = append(asked, name)
+		}
 	}
 	return asked
 }
