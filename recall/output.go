@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/recall/recording"
+	"github.com/rubicon-go/rubicon/recall/store"
 	"github.com/rubicon-go/rubicon/recall/subtitle"
 )
 
@@ -43,6 +44,11 @@ type Document struct {
 	// Names are the names people gave the speakers, by label; in JSON,
 	// each segment's speaker_name.
 	Names map[string]string `json:"-"`
+	// Language is the recording's language as a BCP 47 tag: the one asked
+	// for, or the one the provider detected in most of its audio; absent
+	// when the provider said none. LanguageDetected says which.
+	Language         string `json:"language,omitempty"`
+	LanguageDetected bool   `json:"language_detected,omitempty"`
 }
 
 // speaker is how the speaker labelled label is shown in doc.
@@ -129,6 +135,7 @@ func (a *Archive) document(ctx context.Context, sha string, who recording.Transc
 		}
 	}
 	doc.Text = strings.Join(texts, "\n")
+	doc.Language, doc.LanguageDetected = store.Language(parts)
 	doc.Names, err = a.store.SpeakerNames(ctx, sha)
 	return doc, err
 }

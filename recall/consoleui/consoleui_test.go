@@ -309,8 +309,9 @@ func TestRecordingPage(t *testing.T) {
 		}
 	}
 	p = x.get(t, "/recordings/"+done)
-	if !strings.Contains(p.body, `<tr id="t0"><td class="when"><a href="#t0">0:00:00</a></td><td>[sandbox] segment 1`) {
-		t.Errorf("a transcribed recording's page:\n%s", p.body)
+	if !strings.Contains(p.body, `<tr id="t0"><td class="when"><a href="#t0">0:00:00</a></td><td>[sandbox] segment 1`) ||
+		!strings.Contains(p.body, `<dt>Language</dt><dd>en, detected by the provider</dd>`) {
+		t.Errorf("a transcribed recording's page, with the language the sandbox detects:\n%s", p.body)
 	}
 	if p := x.get(t, "/recordings/abc"); p.status != 404 {
 		t.Errorf("a recording that does not exist: %d", p.status)
@@ -333,6 +334,9 @@ func TestRecordingPage(t *testing.T) {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("the page of a transcript with speakers lacks %q:\n%s", want, p.body)
 		}
+	}
+	if strings.Contains(p.body, "<dt>Language</dt>") {
+		t.Errorf("a transcript that names no language is given one:\n%s", p.body)
 	}
 
 	// Named afterwards, the speakers are shown by name, on the page and

@@ -37,6 +37,10 @@ type recordingData struct {
 	Content store.Content
 	Paths   []string
 	Parts   []partView
+	// Language is the transcript's, as store.Language finds it, and
+	// LanguageDetected whether the provider detected it.
+	Language         string
+	LanguageDetected bool
 }
 
 // recording shows a recording's transcript, part by part, each line at
@@ -63,6 +67,7 @@ func (u *UI) recording(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
+	d.Language, d.LanguageDetected = store.Language(parts)
 	names, err := u.s.SpeakerNames(ctx, sha)
 	if err != nil {
 		u.fail(w, r, err)

@@ -48,10 +48,13 @@ type assemblyRequest struct {
 	// SpeakerLabels and SpeakersExpected ask for speaker diarization.
 	SpeakerLabels    bool `json:"speaker_labels,omitempty"`
 	SpeakersExpected int  `json:"speakers_expected,omitempty"`
-	// LanguageCode, Prompt and KeytermsPrompt carry the hints.
-	LanguageCode   string   `json:"language_code,omitempty"`
-	Prompt         string   `json:"prompt,omitempty"`
-	KeytermsPrompt []string `json:"keyterms_prompt,omitempty"`
+	// LanguageCode, Prompt and KeytermsPrompt carry the hints; without a
+	// language, LanguageDetection asks for it to be detected, which
+	// AssemblyAI does not do unless asked (it takes the audio for en_us).
+	LanguageCode      string   `json:"language_code,omitempty"`
+	LanguageDetection bool     `json:"language_detection,omitempty"`
+	Prompt            string   `json:"prompt,omitempty"`
+	KeytermsPrompt    []string `json:"keyterms_prompt,omitempty"`
 }
 
 type assemblyTranscript struct {
@@ -61,7 +64,9 @@ type assemblyTranscript struct {
 	Error         string  `json:"error"`
 	AudioURL      string  `json:"audio_url"`
 	AudioDuration float64 `json:"audio_duration"`
-	Words         []struct {
+	// LanguageCode is the language asked for, or the one detected.
+	LanguageCode string `json:"language_code"`
+	Words        []struct {
 		Text       string   `json:"text"`
 		Start      int64    `json:"start"`
 		End        int64    `json:"end"`
@@ -127,6 +132,8 @@ func (a *assemblyAI) transcribe(ctx context.Context, paid *http.Client, c Chunk)
 	}
 	if a.hints.Language != "" {
 		ask.LanguageCode, _ = underscored(a.hints.Language)
+	} else {
+		ask.LanguageDetection = true
 	}
 	ask.Prompt, ask.KeytermsPrompt = a.hints.Prompt, a.hints.Vocabulary
 	body, _ := json.Marshal(ask)
@@ -200,7 +207,7 @@ func (a *assemblyAI) get(ctx context.Context, hc *http.Client, id string) (assem
 // times in milliseconds) grouped into segments that end at a sentence or
 // after about 10 s, each segment keeping its words.
 func (j assemblyTranscript) transcript() recording.Transcript {
-	t := recording.Transcript{Text: strings.TrimSpace(j.Text), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []recording.Segment{}, Timing: recording.TimingWords}
+	t := recording.Transcript{Text: strings.TrimSpace(j.Text), Language: LanguageTag(j.LanguageCode), RequestID: j.ID, Duration: seconds(j.AudioDuration), Segments: []recording.Segment{}, Timing: recording.TimingWords}
 	words := make([]recording.Word, len(j.Words))
 	for i, w := range j.Words {
 		words[i] = recording.Word{Text: w.Text, Start: time.Duration(w.Start) * time.Millisecond, End: time.Duration(w.End) * time.Millisecond, Confidence: w.Confidence}

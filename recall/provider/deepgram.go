@@ -43,6 +43,8 @@ type deepgramResponse struct {
 				Transcript string         `json:"transcript"`
 				Words      []deepgramWord `json:"words"`
 			} `json:"alternatives"`
+			// DetectedLanguage is there when detect_language was asked.
+			DetectedLanguage string `json:"detected_language"`
 		} `json:"channels"`
 		Utterances []struct {
 			Start      float64        `json:"start"`
@@ -95,6 +97,9 @@ func (d *deepgram) transcribe(ctx context.Context, paid *http.Client, c Chunk) (
 	}
 	if d.hints.Language != "" {
 		q.Set("language", d.hints.Language)
+	} else {
+		// Without it, Deepgram takes the audio for English.
+		q.Set("detect_language", "true")
 	}
 	// Nova-3 takes key terms; earlier models, keywords.
 	terms := "keyterm"
@@ -133,6 +138,7 @@ func parseDeepgram(data []byte, reqID string) (recording.Transcript, error) {
 		if len(ch.Alternatives) > 0 {
 			alt := ch.Alternatives[0]
 			t.Text = strings.TrimSpace(alt.Transcript)
+			t.Language = LanguageTag(ch.DetectedLanguage)
 			words = deepgramWords(alt.Words)
 			break
 		}

@@ -182,6 +182,10 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 	var v struct {
 		Text     *string `json:"text"`
 		Language string  `json:"language"`
+		// Languages are gpt-transcribe's, detected: TranscriptionLanguage.
+		Languages []struct {
+			Code string `json:"code"`
+		} `json:"languages"`
 		Duration float64 `json:"duration"`
 		Segments []struct {
 			Start   *float64 `json:"start"`
@@ -203,7 +207,10 @@ func parseOpenAI(data []byte, unit time.Duration) (recording.Transcript, error) 
 		return recording.Transcript{}, fmt.Errorf("no text in the answer")
 	}
 	at := func(f float64) time.Duration { return in(f, unit) }
-	t := recording.Transcript{Text: strings.TrimSpace(*v.Text), Language: v.Language, Duration: at(v.Duration), Segments: make([]recording.Segment, 0, len(v.Segments)), Timing: recording.TimingSegments}
+	if v.Language == "" && len(v.Languages) > 0 {
+		v.Language = v.Languages[0].Code
+	}
+	t := recording.Transcript{Text: strings.TrimSpace(*v.Text), Language: LanguageTag(v.Language), Duration: at(v.Duration), Segments: make([]recording.Segment, 0, len(v.Segments)), Timing: recording.TimingSegments}
 	if unit != time.Second {
 		t.Duration = seconds(v.Duration) // LocalAI sends no duration; any other is seconds
 	}

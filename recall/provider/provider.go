@@ -91,6 +91,9 @@ type Provider struct {
 	timeout time.Duration
 	// settings are o.Settings() of the options it was made with.
 	settings string
+	// language is the language asked for, if any: a transcript's where
+	// the provider's answer names none.
+	language string
 }
 
 // api is what differs between providers: how a chunk is sent, and how a
@@ -137,7 +140,7 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{name: o.Name, model: o.Model, reg: reg, api: a, paid: paid, reads: reads, timeout: o.Timeout, settings: o.Settings()}
+	p := &Provider{name: o.Name, model: o.Model, reg: reg, api: a, paid: paid, reads: reads, timeout: o.Timeout, settings: o.Settings(), language: LanguageTag(o.Hints.Language)}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}
@@ -191,7 +194,11 @@ func (p *Provider) Transcribe(ctx context.Context, c Chunk) (recording.Transcrip
 	// Each request is one call of the journal's, which alone says what
 	// may be sent again; the transport is told so.
 	ctx = transport.NewCall(ctx)
-	return p.api.transcribe(ctx, p.paid, c)
+	t, err := p.api.transcribe(ctx, p.paid, c)
+	if err == nil && t.Language == "" {
+		t.Language = p.language
+	}
+	return t, err
 }
 
 // KeepsRecords reports whether the provider's records can be asked about

@@ -134,7 +134,7 @@ func registrations() []Registration {
 			limits:   func(string) Limits { return Limits{MaxBytes: openAIBytes} },
 			api: func(o Options) api {
 				return &sandbox{openAI{dialect: openAIDialect{path: "/v1/audio/transcriptions", seconds: true, words: true}, baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, tagHeader: "X-Recall-Key", name: "sandbox",
-					diarize: o.Speakers != 0}}
+					hints: o.Hints, diarize: o.Speakers != 0}}
 			},
 		},
 		{

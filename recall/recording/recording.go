@@ -6,7 +6,10 @@
 // them in the same words, without one of them owning the others'.
 package recording
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // The states of a file in a batch.
 const (
@@ -76,6 +79,17 @@ func (t Transcriber) String() string {
 	return t.Provider + "/" + t.Model + " with " + t.Settings
 }
 
+// AskedLanguage returns the language the settings ask for, "" when they
+// leave it to the provider to detect.
+func (t Transcriber) AskedLanguage() string {
+	for part := range strings.SplitSeq(t.Settings, ",") {
+		if v, ok := strings.CutPrefix(part, "language="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // Described is String, saying so when the settings are the provider's
 // defaults: for telling one transcript from another.
 func (t Transcriber) Described() string {
@@ -92,7 +106,10 @@ const Sandbox = "sandbox"
 
 // Transcript is what a provider returned for a chunk.
 type Transcript struct {
-	Text     string        `json:"text"`
+	Text string `json:"text"`
+	// Language is the audio's language as a BCP 47 tag ("en", "pt-BR"):
+	// the one the provider detected, or the one asked for; empty when the
+	// provider said none.
 	Language string        `json:"language,omitempty"`
 	Duration time.Duration `json:"duration"`
 	Segments []Segment     `json:"segments"`

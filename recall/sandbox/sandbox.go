@@ -268,7 +268,11 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 	}
 	diarized := r.FormValue("response_format") == "diarized_json"
 	words := !diarized && slices.Contains(r.Form["timestamp_granularities[]"], "word")
-	answer, _ := json.Marshal(placeholder(dur, sum, words, diarized))
+	placed := placeholder(dur, sum, words, diarized)
+	if lang := r.FormValue("language"); lang != "" {
+		placed["language"] = lang // the language asked for; English otherwise, as if detected
+	}
+	answer, _ := json.Marshal(placed)
 	tag := r.Header.Get(s.opts.TagHeader)
 	if tag == "" {
 		tag = "file:" + header.Filename

@@ -320,9 +320,9 @@ func putTranscript(ctx context.Context, tx *sqlstore.Tx, c Chunk, t Transcript, 
 		return err
 	}
 	// The chunk's plan names who made the transcript.
-	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, settings, text, segments, request_id, cost, created_at, timing)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (sha256, provider, model, settings, idx) DO NOTHING`,
-		c.SHA256, c.Index, c.Provider, c.Model, c.Settings, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro(), string(t.Timing))
+	res, err := q.ExecContext(ctx, `INSERT INTO recall_transcripts (sha256, idx, provider, model, settings, text, segments, request_id, cost, created_at, timing, language)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (sha256, provider, model, settings, idx) DO NOTHING`,
+		c.SHA256, c.Index, c.Provider, c.Model, c.Settings, t.Text, string(segs), t.RequestID, int64(t.Cost), now.UnixMicro(), string(t.Timing), t.Language)
 	if err != nil {
 		return err
 	}
@@ -532,6 +532,28 @@ type Part struct {
 	// Timing says how finely the provider timed the segments; empty for
 	// transcripts kept before it was recorded (timed segments, then).
 	Timing recording.Timing
+	// Language is the transcript's (recording.Transcript.Language); empty
+	// for transcripts kept before it was recorded.
+	Language string
+}
+
+// Language returns the language of a transcript made of parts: the one
+// of the most audio among its parts' (the first by tag of those tied), ""
+// where none has one; and whether the provider detected it, the
+// transcript's settings asking for none.
+func Language(parts []Part) (tag string, detected bool) {
+	heard := map[string]time.Duration{}
+	for _, p := range parts {
+		if p.Language != "" {
+			heard[p.Language] += p.Duration
+		}
+	}
+	for lang, d := range heard {
+		if tag == "" || d > heard[tag] || d == heard[tag] && lang < tag {
+			tag = lang
+		}
+	}
+	return tag, tag != "" && len(parts) > 0 && parts[0].AskedLanguage() == ""
 }
 
 // Parts returns the content's chunks for who (zero: its latest plan's),
@@ -544,12 +566,15 @@ func (s *Store) Parts(ctx context.Context, sha string, who recording.Transcriber
 	return list(ctx, s, func(rows *sql.Rows) (Part, error) {
 		p := Part{Chunk: Chunk{SHA256: sha, Transcriber: who}}
 		var start, dur int64
-		var text, segs, timing *string
-		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &text, &segs, &timing); err != nil {
+		var text, segs, timing, lang *string
+		if err := rows.Scan(&p.Index, &p.Count, &start, &dur, &p.Key, &text, &segs, &timing, &lang); err != nil {
 			return p, err
 		}
 		if timing != nil {
 			p.Timing = recording.Timing(*timing)
+		}
+		if lang != nil {
+			p.Language = *lang
 		}
 		p.Start, p.Duration = fromMicros(start), fromMicros(dur)
 		if text == nil {
@@ -560,7 +585,7 @@ func (s *Store) Parts(ctx context.Context, sha string, who recording.Transcriber
 			return p, fmt.Errorf("store: the transcript of chunk %d of %s cannot be read: %w", p.Index, sha[:min(12, len(sha))], err)
 		}
 		return p, nil
-	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments, t.timing
+	}, `SELECT c.idx, c.count, c.start_us, c.duration_us, c.op_key, t.text, t.segments, t.timing, t.language
 		FROM recall_chunks c LEFT JOIN recall_transcripts t ON `+sameChunk+`
 		WHERE c.sha256 = $1 AND c.provider = $2 AND c.model = $3 AND c.settings = $4 ORDER BY c.idx`, sha, who.Provider, who.Model, who.Settings)
 }

@@ -194,7 +194,7 @@ func TestEarlierTranscriptsTakeTheDefaultSettings(t *testing.T) {
 			if whole, err := s.Transcribers(ctx, "aa"); err != nil || len(whole) != 1 || whole[0] != plain {
 				t.Fatalf("the earlier transcript's transcribers: %+v, %v; want openai/whisper-1 with the default settings", whole, err)
 			}
-			if parts, err := s.Parts(ctx, "aa", plain); err != nil || len(parts) != 1 || parts[0].Text != "hello harbour" || parts[0].Timing != recording.TimingSegments {
+			if parts, err := s.Parts(ctx, "aa", plain); err != nil || len(parts) != 1 || parts[0].Text != "hello harbour" || parts[0].Timing != recording.TimingSegments || parts[0].Language != "" {
 				t.Errorf("its transcript: %+v, %v", parts, err)
 			}
 			if hits, err := s.Search(ctx, []string{"harbour"}, 5, false); err != nil || len(hits) != 1 || hits[0].Transcriber != plain || hits[0].Start != 0 {

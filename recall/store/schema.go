@@ -320,6 +320,12 @@ ALTER TABLE recall_search ADD COLUMN settings TEXT NOT NULL DEFAULT '';
 DROP INDEX recall_search_chunk;
 CREATE INDEX recall_search_chunk ON recall_search (sha256, provider, model, settings, idx);
 `
+
+	// A transcript keeps the language its provider detected, or the one
+	// asked for (version 10); empty for transcripts kept before.
+	languageSQL = `
+ALTER TABLE recall_transcripts ADD COLUMN language TEXT NOT NULL DEFAULT '';
+`
 )
 
 // migrations are the archive's schema changes, for sqlstore.Open.
@@ -334,5 +340,6 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 7, Name: "the archive's name", SQLite: archiveSQL, Postgres: archiveSQL},
 		{Component: component, Version: 8, Name: "speakers' names; the search index by speaker", SQLite: speakersSQLite, Postgres: speakersPostgres},
 		{Component: component, Version: 9, Name: "transcripts by their settings", SQLite: settingsSQLite, Postgres: settingsPostgres},
+		{Component: component, Version: 10, Name: "the transcripts' language", SQLite: languageSQL, Postgres: languageSQL},
 	}
 }

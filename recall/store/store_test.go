@@ -135,7 +135,7 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 		if err := a.send(t, 60); err != nil {
 			t.Fatal(err)
 		}
-		tr := &store.Transcript{Transcript: recording.Transcript{Text: "hello", Segments: []recording.Segment{{End: time.Second, Text: "hello"}}},
+		tr := &store.Transcript{Transcript: recording.Transcript{Text: "hello", Language: "en-GB", Segments: []recording.Segment{{End: time.Second, Text: "hello"}}},
 			Provider: "sandbox", Model: "whisper-1", Cost: 55}
 		if err := a.s.Record(a.ctx, a.chunk, journal.Report{Worker: "w1", To: journal.Applied}, tr); err != nil {
 			t.Fatal(err)
@@ -148,8 +148,11 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 			t.Fatalf("progress: %v, %v", progress, err)
 		}
 		parts, err := a.s.Parts(a.ctx, sha, recording.Transcriber{})
-		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "openai" {
+		if err != nil || len(parts) != 1 || !parts[0].Transcribed || parts[0].Text != "hello" || parts[0].Provider != "openai" || parts[0].Language != "en-GB" {
 			t.Fatalf("parts: %+v, %v", parts, err)
+		}
+		if lang, detected := store.Language(parts); lang != "en-GB" || !detected {
+			t.Errorf("the transcript's language: %q, detected %v; want en-GB, detected", lang, detected)
 		}
 	})
 }
@@ -254,4 +257,28 @@ func TestRefusalLeavesTheRequestToAnyWorker(t *testing.T) {
 			t.Fatalf("changes: %+v, %v", changes, err)
 		}
 	})
+}
+
+// TestLanguageOfParts: a transcript's language is the one of most of its
+// audio, ties going to the first by tag; detected unless its settings
+// ask for one; none when no part has one.
+func TestLanguageOfParts(t *testing.T) {
+	part := func(lang string, d time.Duration, settings string) store.Part {
+		return store.Part{Chunk: store.Chunk{Transcriber: recording.Transcriber{Provider: "deepgram", Model: "nova-3", Settings: settings}, Duration: d}, Language: lang}
+	}
+	for _, c := range []struct {
+		parts    []store.Part
+		want     string
+		detected bool
+	}{
+		{[]store.Part{part("fr", time.Minute, ""), part("en", 3*time.Minute, ""), part("fr", time.Minute, "")}, "en", true},
+		{[]store.Part{part("fr", time.Minute, ""), part("de", time.Minute, "")}, "de", true},
+		{[]store.Part{part("pt-BR", time.Minute, "language=pt-br"), part("", time.Minute, "language=pt-br")}, "pt-BR", false},
+		{[]store.Part{part("", time.Minute, "")}, "", false},
+		{nil, "", false},
+	} {
+		if got, detected := store.Language(c.parts); got != c.want || detected != c.detected {
+			t.Errorf("%+v: %q, detected %v; want %q, %v", c.parts, got, detected, c.want, c.detected)
+		}
+	}
 }
