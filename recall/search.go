@@ -79,6 +79,22 @@ type Scope struct {
 	Sandbox bool
 }
 
+// SpeakerTerms returns what a search keeps to (store.Find's Speakers)
+// for a speaker given as a label ("A"), as the exports show it ("Speaker
+// A"), or by the name given to it; none for "".
+func SpeakerTerms(speaker string) []string {
+	speaker = strings.TrimSpace(speaker)
+	if speaker == "" {
+		return nil
+	}
+	terms := []string{speaker}
+	// "Speaker A", as the exports show A, finds A's segments too.
+	if label, ok := cutPrefixFold(speaker, recording.Speaker("", "")); ok {
+		terms = append(terms, label)
+	}
+	return terms
+}
+
 // Find finds query in the transcripts of the recordings in scope, best
 // first, at most in.Limit hits, and counts the segments that match in
 // all. A query is words, all of which a segment holds, in any order; "a
@@ -101,13 +117,7 @@ func (a *Archive) Find(ctx context.Context, query string, in Scope) (SearchResul
 		in.Limit = 50
 	}
 	f := store.Find{Batch: in.Batch, Limit: in.Limit, Sandbox: in.Sandbox}
-	if in.Speaker != "" {
-		f.Speakers = []string{in.Speaker}
-		// "Speaker A", as the exports show A, finds A's segments too.
-		if label, ok := cutPrefixFold(in.Speaker, recording.Speaker("", "")); ok {
-			f.Speakers = append(f.Speakers, label)
-		}
-	}
+	f.Speakers = SpeakerTerms(in.Speaker)
 	found, total, err := a.store.Find(ctx, q, f)
 	if err != nil {
 		return res, err

@@ -351,6 +351,16 @@ func TestRecordingPage(t *testing.T) {
 	if p := x.get(t, "/search?q=hello"); !strings.Contains(p.body, `<td class="snippet"><b class="speaker">Ana &lt;host&gt;:</b> <mark>Hello</mark>`) {
 		t.Errorf("a search's match of a named speaker:\n%s", p.body)
 	}
+	// Kept to one speaker, by name, label or label as shown, as
+	// recall-archive search --speaker does.
+	for _, speaker := range []string{"ana+%3Chost%3E", "A", "speaker+a"} {
+		if p := x.get(t, "/search?q=hello&speaker="+speaker); !strings.Contains(p.body, `<b class="speaker">Ana &lt;host&gt;:</b> <mark>Hello</mark>`) {
+			t.Errorf("a search kept to speaker %s:\n%s", speaker, p.body)
+		}
+	}
+	if p := x.get(t, "/search?q=hello&speaker=B"); strings.Contains(p.body, "<mark>Hello</mark>") || !strings.Contains(p.body, "No transcript holds hello said by B.") {
+		t.Errorf("a search kept to a speaker who did not say it:\n%s", p.body)
+	}
 }
 
 func must[T any](v T, err error) T {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rubicon-go/rubicon/console"
+	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
@@ -26,6 +27,9 @@ type hit struct {
 // searchData is what the search page shows.
 type searchData struct {
 	Query string
+	// Speaker keeps the search to one speaker's segments, as
+	// recall-archive search --speaker does; empty for every one.
+	Speaker string
 	// Sandbox: the sandbox's placeholder transcripts are searched too.
 	Sandbox bool
 	Hits    []hit
@@ -38,14 +42,14 @@ type searchData struct {
 // search finds words in every transcript, each match with its recording
 // and its time from the start, linked to the line in the transcript.
 func (u *UI) search(w http.ResponseWriter, r *http.Request) {
-	d := searchData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Sandbox: r.URL.Query().Get("sandbox") == "1"}
+	d := searchData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Speaker: strings.TrimSpace(r.URL.Query().Get("speaker")), Sandbox: r.URL.Query().Get("sandbox") == "1"}
 	if words := strings.Fields(d.Query); len(words) > 0 {
 		// The command line's syntax; a query it cannot read is its words.
 		q, err := store.ParseQuery(d.Query)
 		if err != nil {
 			q = store.Words(words...)
 		}
-		found, _, err := u.s.Find(r.Context(), q, store.Find{Limit: maxHits + 1, Sandbox: d.Sandbox, Open: markOpen, Close: markClose})
+		found, _, err := u.s.Find(r.Context(), q, store.Find{Limit: maxHits + 1, Sandbox: d.Sandbox, Speakers: recall.SpeakerTerms(d.Speaker), Open: markOpen, Close: markClose})
 		if err != nil {
 			u.fail(w, r, err)
 			return
@@ -63,7 +67,7 @@ func (u *UI) search(w http.ResponseWriter, r *http.Request) {
 			d.Hits = append(d.Hits, v)
 		}
 		if len(found) == 0 && !d.Sandbox {
-			placeholders, _, err := u.s.Find(r.Context(), q, store.Find{Limit: 1, Sandbox: true})
+			placeholders, _, err := u.s.Find(r.Context(), q, store.Find{Limit: 1, Sandbox: true, Speakers: recall.SpeakerTerms(d.Speaker)})
 			if err != nil {
 				u.fail(w, r, err)
 				return
