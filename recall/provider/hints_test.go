@@ -130,6 +130,8 @@ func TestHintsPastTheirLimits(t *testing.T) {
 		{"deepgram", "nova-3", provider.Hints{Prompt: "context"}, "takes no prompt"},
 		{"assemblyai", "universal-2", provider.Hints{Prompt: "context"}, "universal-2 takes no prompt"},
 		{"assemblyai", "universal-2", provider.Hints{Vocabulary: many}, "holds 201 terms; it takes at most 200"},
+		{"deepgram", "nova-3", provider.Hints{Vocabulary: many[:101]}, "deepgram/nova-3 holds 101 terms; it takes at most 100"},
+		{"deepgram", "nova-2", provider.Hints{Vocabulary: many[:101]}, "deepgram/nova-2 holds 101 terms; it takes at most 100"},
 		{"assemblyai", "universal-3-pro", provider.Hints{Vocabulary: []string{"one two three four five six seven"}}, "has 7 words; a term takes at most 6"},
 		{"assemblyai", "universal-3-pro", provider.Hints{Prompt: strings.Repeat("word ", 1501)}, "holds 1501 words; it takes at most 1500"},
 	} {

@@ -171,8 +171,12 @@ func registrations() []Registration {
 			Prices:   map[string]ledger.Amount{"nova-3": 4300, "nova-2": 4300},
 			Records:  "the project's request log, every page of the time since the request was sent, by the request's tag",
 			Speakers: "diarize=true; no count is taken",
-			hints:    hintRules{language: "language", vocabulary: "keyterm (nova-3) or keywords", languageForm: asGiven},
-			limits:   func(string) Limits { return Limits{MaxBytes: 2 << 30} },
+			// Deepgram documents up to 100 key terms, and as many keywords
+			// before it asks for a custom model; the 500 tokens key terms
+			// may hold are counted by a tokenizer it does not publish.
+			hints: hintRules{language: "language", vocabulary: "keyterm (nova-3) or keywords", languageForm: asGiven,
+				vocabularyItems: func(string) int { return 100 }},
+			limits: func(string) Limits { return Limits{MaxBytes: 2 << 30} },
 			api: func(o Options) api {
 				return &deepgram{baseURL: o.BaseURL, model: o.Model, apiKey: o.APIKey, project: o.Project, speakers: o.Speakers, hints: o.Hints}
 			},
