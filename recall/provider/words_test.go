@@ -237,3 +237,78 @@ func wordsOf(tr recording.Transcript) [][]string {
 	}
 	return out
 }
+
+// TestOpenAICompatibleWordTimes: Groq and speaches are asked for word
+// times as their own code reads the form (Groq's SDK types
+// timestamp_granularities as a list of "word" and "segment", with
+// verbose_json; speaches asserts the list is one of its combinations),
+// and the words of their verbose_json are kept.
+func TestOpenAICompatibleWordTimes(t *testing.T) {
+	groq, err := os.ReadFile(filepath.Join("testdata", "groq", "transcription_create_params.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(groq), `timestamp_granularities: List[Literal["word", "segment"]]`) {
+		t.Fatal("Groq's SDK no longer types timestamp_granularities as word and segment")
+	}
+	speaches, err := os.ReadFile(filepath.Join("testdata", "speaches", "timestamp-granularities-excerpt.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var combinations [][]string
+	for _, m := range regexp.MustCompile(`(?m)^\s+(\[[^\]]*\]),`).FindAllStringSubmatch(string(speaches), -1) {
+		var c []string
+		if err := json.Unmarshal([]byte(m[1]), &c); err != nil {
+			t.Fatalf("speaches' combination %s: %v", m[1], err)
+		}
+		combinations = append(combinations, c)
+	}
+	if len(combinations) < 2 {
+		t.Fatalf("speaches' combinations not found: %v", combinations)
+	}
+	accepts := map[string]func([]string) bool{
+		"groq": func(g []string) bool {
+			for _, v := range g {
+				if v != "word" && v != "segment" {
+					return false
+				}
+			}
+			return true
+		},
+		"speaches": func(g []string) bool {
+			return slices.ContainsFunc(combinations, func(c []string) bool { return slices.Equal(c, g) })
+		},
+	}
+	for name, ok := range accepts {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var granularities []string
+			var format string
+			url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				if err := r.ParseMultipartForm(1 << 20); err != nil {
+					t.Error(err)
+				}
+				granularities, format = r.MultipartForm.Value["timestamp_granularities[]"], r.FormValue("response_format")
+				io.WriteString(w, `{"task":"transcribe","language":"english","duration":1.5,"text":"hello there",
+					"segments":[{"id":0,"seek":0,"start":0.5,"end":1.5,"text":" hello there","tokens":[1],"temperature":0,"avg_logprob":-0.1,"compression_ratio":1,"no_speech_prob":0.01}],
+					"words":[{"word":"hello","start":0.5,"end":0.9},{"word":"there","start":1.0,"end":1.4}]}`)
+			})
+			reg, _ := provider.Lookup(name)
+			p := newProvider(t, provider.Options{Name: name, BaseURL: url + "/v1", Model: reg.DefaultModel, APIKey: "k"})
+			tr, err := p.Transcribe(context.Background(), chunk(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Contains(granularities, "word") || !ok(granularities) || format != "verbose_json" {
+				t.Errorf("asked for timestamp_granularities[] %q with %s", granularities, format)
+			}
+			if len(tr.Segments) != 1 || len(tr.Segments[0].Words) != 2 || tr.Segments[0].Words[1].Start != time.Second {
+				t.Errorf("the words are not kept: %+v", tr.Segments)
+			}
+		})
+	}
+}
