@@ -21,6 +21,24 @@ type ExportReport struct {
 	// written, Files the batch's files they were written for.
 	Recordings int            `json:"recordings"`
 	Files      []ExportedFile `json:"files"`
+	// By is the transcriber asked for, and Without counts the batch's
+	// recordings it has not transcribed whole, which were not written;
+	// both absent when the latest transcript of each was asked for.
+	By      string `json:"transcriber,omitempty"`
+	Without *int   `json:"without_transcript,omitempty"`
+}
+
+// ExportOptions say what an export writes.
+type ExportOptions struct {
+	// Formats are some of [Formats].
+	Formats []string
+	// Sandbox writes the sandbox's placeholder transcripts too, for the
+	// recordings no other provider transcribed.
+	Sandbox bool
+	// By, if set, writes each recording's transcript by that provider,
+	// model and settings, and none for a recording without one; else the
+	// latest that a provider made whole.
+	By recording.Transcriber
 }
 
 // ExportedFile is one of the batch's files and the transcripts written
@@ -35,22 +53,27 @@ type ExportedFile struct {
 // dir, as [Archive.ExportFiles] does, and returns how many contents it
 // wrote.
 func (a *Archive) Export(ctx context.Context, batch, dir string, formats []string, sandbox bool) (int, error) {
-	rep, err := a.ExportFiles(ctx, batch, dir, formats, sandbox)
+	rep, err := a.ExportFiles(ctx, batch, dir, ExportOptions{Formats: formats, Sandbox: sandbox})
 	return rep.Recordings, err
 }
 
 // ExportFiles writes the transcripts of the batch's transcribed contents
-// to dir, in the given formats, in the folder tree of the batch's files:
+// to dir, as opts say, in the folder tree of the batch's files:
 // the transcripts of talks/talk.mp3 are talks/talk.srt and so on, under
 // dir, below the deepest folder that holds every file of the batch, so
 // that a player finds a recording's subtitles beside it. Two files whose
 // transcripts would have the same name (talk.mp3 and talk.wav) are told
 // apart by the recording's extension: the first by path keeps talk.srt,
-// the next is talk.wav.srt. Each content's transcript is the latest that a
-// provider made whole; the sandbox's placeholders only with sandbox, and
-// only for contents that no other provider transcribed.
-func (a *Archive) ExportFiles(ctx context.Context, batch, dir string, formats []string, sandbox bool) (ExportReport, error) {
+// the next is talk.wav.srt. Each content's transcript is opts.By's, or
+// the latest that a provider made whole; the sandbox's placeholders only
+// with opts.Sandbox, and only for contents that no other provider
+// transcribed.
+func (a *Archive) ExportFiles(ctx context.Context, batch, dir string, opts ExportOptions) (ExportReport, error) {
 	rep := ExportReport{Batch: batch, Out: dir, Files: []ExportedFile{}}
+	formats := opts.Formats
+	if !opts.By.IsZero() {
+		rep.By, rep.Without = opts.By.String(), new(int)
+	}
 	for _, f := range formats {
 		if !slices.Contains(Formats, f) {
 			return rep, fmt.Errorf("unknown format %q: use %s", f, strings.Join(Formats, ", "))
@@ -67,11 +90,14 @@ func (a *Archive) ExportFiles(ctx context.Context, batch, dir string, formats []
 	var chosen []store.File
 	for _, f := range files {
 		if _, seen := docs[f.SHA256]; !seen {
-			who, ok, err := a.transcribed(ctx, f.SHA256, sandbox)
+			who, ok, err := a.transcribed(ctx, f.SHA256, opts)
 			if err != nil {
 				return rep, err
 			}
 			docs[f.SHA256] = nil
+			if !ok && rep.Without != nil {
+				*rep.Without++
+			}
 			if ok {
 				doc, err := a.document(ctx, f.SHA256, who)
 				if err != nil && !errors.Is(err, errIncomplete) {
@@ -163,13 +189,18 @@ func cleanName(rel string) string {
 	}, rel)
 }
 
-// transcribed returns who made the content's transcript that counts: the
-// latest whole one by a real provider, else, with sandbox, the sandbox's.
-func (a *Archive) transcribed(ctx context.Context, sha string, sandbox bool) (recording.Transcriber, bool, error) {
+// transcribed returns who made the content's transcript that counts:
+// opts.By if it made one whole; else the latest whole one by a real
+// provider, else, with opts.Sandbox, the sandbox's.
+func (a *Archive) transcribed(ctx context.Context, sha string, opts ExportOptions) (recording.Transcriber, bool, error) {
 	whole, err := a.store.Transcribers(ctx, sha)
 	if err != nil {
 		return recording.Transcriber{}, false, err
 	}
+	if !opts.By.IsZero() {
+		return opts.By, slices.Contains(whole, opts.By), nil
+	}
+	sandbox := opts.Sandbox
 	for _, who := range whole {
 		if who.Provider != recording.Sandbox {
 			return who, true, nil

@@ -85,7 +85,7 @@ func (a *Archive) Speakers(ctx context.Context, batch, path string, names map[st
 		return rep, fmt.Errorf("no recording %q in batch %q: give the path of a file added to it, as it was added", path, batch)
 	}
 	rep.Path, rep.SHA256 = files[i].Display(), files[i].SHA256
-	who, ok, err := a.transcribed(ctx, rep.SHA256, true)
+	who, ok, err := a.transcribed(ctx, rep.SHA256, ExportOptions{Sandbox: true})
 	if err == nil && !ok {
 		err = fmt.Errorf("%q has no whole transcript yet: run the batch, with --speakers for the provider to label who speaks", rep.Path)
 	}

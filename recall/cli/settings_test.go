@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rubicon-go/rubicon/internal/doccheck"
+	"github.com/rubicon-go/rubicon/internal/schematest"
 	"github.com/rubicon-go/rubicon/recall/cli"
 )
 
@@ -102,6 +103,41 @@ func TestSettingsMakeTheTranscript(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(files[0]); !strings.Contains(string(data), `"settings": "speakers=2"`) || !strings.Contains(string(data), `"speaker": "B"`) {
 		t.Errorf("the export is not the transcript with speakers:\n%s", data)
+	}
+	// Either transcript on request, by the flags that made it; one that
+	// was never made is counted, and the command that makes it shown.
+	for _, c := range []struct {
+		flags    []string
+		settings string
+	}{{nil, ""}, {[]string{"--speakers=2"}, "speakers=2"}} {
+		out := t.TempDir()
+		r := run(t, env, append([]string{"--db", db, "export", "talks", "--out", out, "--format", "json", "--provider", "assemblyai", "--json"}, c.flags...)...)
+		var rep struct {
+			Recordings  int    `json:"recordings"`
+			Transcriber string `json:"transcriber"`
+			Without     *int   `json:"without_transcript"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != cli.ExitOK || err != nil || rep.Recordings != 1 || rep.Without == nil || *rep.Without != 0 {
+			t.Fatalf("export by assemblyai %q: exit %d, %+v, %v\n%s%s", c.flags, r.code, rep, err, r.stdout, r.stderr)
+		}
+		schematest.Check(t, "recall-archive/export.json", []byte(r.stdout))
+		data, _ := os.ReadFile(filepath.Join(out, "talk.json"))
+		var doc struct {
+			Settings string `json:"settings"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil || doc.Settings != c.settings {
+			t.Errorf("export by assemblyai %q wrote the transcript with settings %q, %v", c.flags, doc.Settings, err)
+		}
+	}
+	out = t.TempDir()
+	r = run(t, env, "--db", db, "export", "talks", "--out", out, "--provider", "deepgram", "--language", "pt-BR")
+	if names, _ := filepath.Glob(filepath.Join(out, "*")); r.code != cli.ExitOK || len(names) != 0 ||
+		!strings.Contains(r.stdout, "wrote the transcripts of 0 recordings (0 files)") ||
+		!strings.Contains(r.stdout, "1 recording of the batch without a whole transcript by deepgram/nova-3 with language=pt-br, not written: 'recall-archive retranscribe talks --provider deepgram --model nova-3 --language pt-BR' makes them, priced first") {
+		t.Errorf("export by a provider that transcribed nothing: exit %d, wrote %v\n%s%s", r.code, names, r.stdout, r.stderr)
+	}
+	if r := run(t, env, "--db", db, "export", "talks", "--out", out, "--speakers"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "give --provider too") {
+		t.Errorf("export with settings and no provider: exit %d\n%s", r.code, r.stderr)
 	}
 	r = run(t, env, "--db", db, "search", "archive")
 	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "(assemblyai/universal-3-pro)") || !strings.Contains(r.stdout, "(assemblyai/universal-3-pro with speakers=2)") {
