@@ -39,6 +39,10 @@ type Status struct {
 	// Transcription counts the distinct contents by how far they got:
 	// done, ambiguous, failed, refused_by_budget, sending, waiting.
 	Transcription map[string]int `json:"transcription"`
+	// Languages counts the recordings by the languages their transcripts
+	// are in, detected or asked for (store.Languages); the sandbox's
+	// placeholders are left out.
+	Languages map[string]int `json:"languages"`
 	// Money is where the batch's budget stands.
 	Money Money `json:"money"`
 	// Problems lists the files that failed or were rejected.
@@ -86,6 +90,9 @@ func (a *Archive) Status(ctx context.Context, batch string) (Status, error) {
 	st.Transcription = map[string]int{string(recording.Done): 0, string(recording.Ambiguous): 0, string(recording.FailedSafely): 0, string(recording.RefusedByBudget): 0, string(recording.Waiting): 0, string(recording.Sending): 0}
 	for _, p := range progress {
 		st.Transcription[string(p)]++
+	}
+	if st.Languages, err = a.store.Languages(ctx, batch); err != nil {
+		return st, err
 	}
 	st.Money, err = a.Money(ctx, batch)
 	return st, err

@@ -139,6 +139,10 @@ func TestSettingsMakeTheTranscript(t *testing.T) {
 	if r := run(t, env, "--db", db, "export", "talks", "--out", out, "--speakers"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, "give --provider too") {
 		t.Errorf("export with settings and no provider: exit %d\n%s", r.code, r.stderr)
 	}
+	// Both transcripts are in the language AssemblyAI detected.
+	if r := run(t, env, with("status", "talks")...); !strings.Contains(r.stdout, "  languages: en-US 1 (recordings transcribed in each, as detected or asked)\n") {
+		t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	r = run(t, env, "--db", db, "search", "archive")
 	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "(assemblyai/universal-3-pro)") || !strings.Contains(r.stdout, "(assemblyai/universal-3-pro with speakers=2)") {
 		t.Errorf("search: exit %d\n%s%s", r.code, r.stdout, r.stderr)

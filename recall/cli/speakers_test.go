@@ -35,7 +35,7 @@ func assemblyAIWithSpeakers(t *testing.T) (*httptest.Server, func() map[string]a
 			mu.Unlock()
 			io.WriteString(w, `{"id":"j1","status":"queued"}`)
 		default:
-			io.WriteString(w, `{"id":"j1","status":"completed","text":"Welcome back to the archive. Thanks, glad to be here.","audio_duration":1,"words":[
+			io.WriteString(w, `{"id":"j1","status":"completed","text":"Welcome back to the archive. Thanks, glad to be here.","audio_duration":1,"language_code":"en_us","words":[
 				{"text":"Welcome","start":0,"end":300,"confidence":0.9,"speaker":"A"},
 				{"text":"back","start":300,"end":500,"confidence":0.9,"speaker":"A"},
 				{"text":"to","start":500,"end":600,"confidence":0.9,"speaker":"A"},

@@ -50,6 +50,17 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 		fmt.Fprintf(w, ", %d in flight (a run's, or a killed run's until its lease ends)", n)
 	}
 	fmt.Fprintln(w)
+	if len(st.Languages) > 0 {
+		fmt.Fprint(w, "  languages:")
+		for i, lang := range slices.Sorted(maps.Keys(st.Languages)) {
+			sep := " "
+			if i > 0 {
+				sep = ", "
+			}
+			fmt.Fprintf(w, "%s%s %d", sep, lang, st.Languages[lang])
+		}
+		fmt.Fprintln(w, " (recordings transcribed in each, as detected or asked)")
+	}
 	m := st.Money
 	budget := "budget " + dollars(m.Budget)
 	fmt.Fprintf(w, "  money: %s; estimated $%s in all, $%s still to spend (%s/%s); spent $%s; held $%s, of which $%s by ambiguous requests\n",

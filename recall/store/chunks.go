@@ -537,6 +537,27 @@ type Part struct {
 	Language string
 }
 
+// Languages counts the batch's recordings by the languages their
+// transcripts are in, as detected or asked, the sandbox's placeholders
+// left out: a recording in two languages, or transcribed in two, counts
+// in each.
+func (s *Store) Languages(ctx context.Context, batch string) (map[string]int, error) {
+	type count struct {
+		language string
+		n        int
+	}
+	counts, err := list(ctx, s, func(rows *sql.Rows) (c count, err error) {
+		return c, rows.Scan(&c.language, &c.n)
+	}, `SELECT t.language, COUNT(DISTINCT t.sha256) FROM recall_transcripts t
+		WHERE t.language <> '' AND t.provider <> $2 AND t.sha256 IN (SELECT sha256 FROM recall_items WHERE batch = $1 AND state = $3)
+		GROUP BY t.language`, batch, recording.Sandbox, recording.Added)
+	out := map[string]int{}
+	for _, c := range counts {
+		out[c.language] = c.n
+	}
+	return out, err
+}
+
 // Language returns the language of a transcript made of parts: the one
 // of the most audio among its parts' (the first by tag of those tied), ""
 // where none has one; and whether the provider detected it, the

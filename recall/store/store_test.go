@@ -154,6 +154,12 @@ func TestSendCommitsTheHoldOfItsAttempt(t *testing.T) {
 		if lang, detected := store.Language(parts); lang != "en-GB" || !detected {
 			t.Errorf("the transcript's language: %q, detected %v; want en-GB, detected", lang, detected)
 		}
+		if langs, err := a.s.Languages(a.ctx, "b"); err != nil || len(langs) != 1 || langs["en-GB"] != 1 {
+			t.Errorf("the batch's languages: %v, %v; want en-GB 1", langs, err)
+		}
+		if langs, err := a.s.Languages(a.ctx, "other"); err != nil || len(langs) != 0 {
+			t.Errorf("another batch's languages: %v, %v; want none", langs, err)
+		}
 	})
 }
 
