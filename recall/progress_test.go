@@ -12,6 +12,7 @@ import (
 	"github.com/rubicon-go/rubicon/internal/testkit"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/recording"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // TestProgressStepsAndInterruptedConversion follows a content through a
@@ -102,5 +103,58 @@ func TestAddCountsItsProgress(t *testing.T) {
 	if p.Found.Load() != 3 || p.Probed.Load() != 3 || p.Hashed.Load() != 3 || p.Bytes.Load() != total {
 		t.Errorf("progress: found %d, probed %d, hashed %d, %d bytes; want 3, 3, 3 and %d",
 			p.Found.Load(), p.Probed.Load(), p.Hashed.Load(), p.Bytes.Load(), total)
+	}
+}
+
+// TestRunRecordsItsActivity: while a run converts a recording and sends
+// its request, the database says so, as the console reads it, with
+// the audio converted; once the run is over, its rows are gone.
+func TestRunRecordsItsActivity(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "", map[string]time.Duration{"a.mp3": 2 * time.Second})
+	ctx := context.Background()
+	// seen waits until the batch's activity holds a row that ok accepts.
+	seen := func(what string, ok func(store.Activity) bool) {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			rows, err := w.a.Activity(ctx, "b")
+			if err != nil {
+				t.Errorf("activity %s: %v", what, err)
+				return
+			}
+			for _, r := range rows {
+				if ok(r) {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("activity %s: %+v", what, rows)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	var once sync.Once
+	var sent sync.Once
+	w.run(recall.RunOptions{Workers: 1, Progress: func(p recall.Progress) {
+		switch {
+		case p.Stage == recall.StageConverting && p.Duration > 0:
+			once.Do(func() {
+				seen("while converting", func(r store.Activity) bool {
+					return r.Subject == p.SHA256 && r.Path == w.dir+"/a.mp3" && r.Stage == "converting" && r.Total == p.Duration.Microseconds() && r.Done <= r.Total
+				})
+			})
+		case p.Stage == recall.StageSending:
+			// Told by the worker itself, which waits: the answer
+			// cannot end the run meanwhile.
+			sent.Do(func() {
+				seen("while sending", func(r store.Activity) bool {
+					return r.Subject == p.SHA256 && r.Stage == string(recall.StageSending) && r.Chunk == 1 && r.Chunks == 1
+				})
+			})
+		}
+	}})
+	if rows, err := w.a.Store().Activity(ctx, "", time.Hour); err != nil || len(rows) != 0 {
+		t.Errorf("activity after the run: %+v, %v; want none", rows, err)
 	}
 }
