@@ -106,13 +106,18 @@ func (a *activity) end() {
 
 // put makes row the latest of its subject.
 func (a *activity) put(row store.Activity) {
-	row.Batch = a.batch
 	a.mu.Lock()
+	a.putLocked(row)
+	a.mu.Unlock()
+}
+
+// putLocked is put, with a.mu held.
+func (a *activity) putLocked(row store.Activity) {
+	row.Batch = a.batch
 	if old, ok := a.rows[row.Subject]; !ok || old != row {
 		a.rows[row.Subject] = row
 		a.dirty[row.Subject] = true
 	}
-	a.mu.Unlock()
 }
 
 // finish deletes the subject's row: the work with it is over.
@@ -132,22 +137,25 @@ func (a *activity) step(p Progress) {
 		return
 	}
 	row := store.Activity{Subject: p.SHA256, Stage: string(p.Stage), Chunk: p.Chunk, Chunks: p.Chunks, Detail: p.Detail}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.rows[p.SHA256]
 	switch {
+	case p.Stage == StageWaiting && (old.Stage != string(StageSending) || old.Chunk != p.Chunk):
+		// Told by the HTTP client once the request is written, which may
+		// be after its answer came: only a chunk still being sent waits.
+		return
 	case p.Stage == StageConverting && p.Duration > 0:
 		row.Done, row.Total = p.Converted.Microseconds(), p.Duration.Microseconds()
-	case p.Stage == StageConverting:
+	case p.Stage == StageConverting && old.Stage == row.Stage:
 		// A notice while converting keeps what was converted.
-		a.mu.Lock()
-		if old := a.rows[p.SHA256]; old.Stage == row.Stage {
-			row.Done, row.Total = old.Done, old.Total
-		}
-		a.mu.Unlock()
+		row.Done, row.Total = old.Done, old.Total
 	case p.Stage == StageAnswered && p.Detail != "":
 		row.Detail = string(p.State) + ": " + p.Detail
 	case p.Stage == StageAnswered:
 		row.Detail = string(p.State)
 	}
-	a.put(row)
+	a.putLocked(row)
 }
 
 // write records what changed since the last write, and touches the
