@@ -51,9 +51,11 @@ type activity struct {
 	rows  map[string]store.Activity // the latest of each subject at work
 	dirty map[string]bool           // subjects changed since written, or finished
 
-	// The writer's own: subjects with a row in the store, and their paths.
+	// The writer's own: subjects with a row in the store, and their
+	// paths; tried, once it tried to write a row.
 	written map[string]bool
 	paths   map[string]string
+	tried   bool
 
 	stop, done chan struct{}
 }
@@ -80,9 +82,11 @@ func (a *activity) start() {
 		for {
 			select {
 			case <-a.stop:
-				ctx, cancel := context.WithTimeout(context.Background(), activityWrite)
-				a.s.EndActivity(ctx, a.worker)
-				cancel()
+				if a.tried {
+					ctx, cancel := context.WithTimeout(context.Background(), activityWrite)
+					a.s.EndActivity(ctx, a.worker)
+					cancel()
+				}
 				return
 			case <-tick.C:
 			}
@@ -186,6 +190,7 @@ func (a *activity) write(touch bool) bool {
 			change.Put[i].Path = p
 		}
 	}
+	a.tried = true
 	ctx, cancel := context.WithTimeout(context.Background(), activityWrite)
 	err := a.s.RecordActivity(ctx, a.worker, change)
 	cancel()

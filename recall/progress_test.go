@@ -2,6 +2,7 @@ package recall_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,62 @@ func TestRunRecordsItsActivity(t *testing.T) {
 	}})
 	if rows, err := w.a.Store().Activity(ctx, "", time.Hour); err != nil || len(rows) != 0 {
 		t.Errorf("activity after the run: %+v, %v; want none", rows, err)
+	}
+}
+
+// TestAddRecordsItsActivity: while an add probes and hashes, the database
+// holds its counts, as the console reads them; once it is over, nothing.
+func TestAddRecordsItsActivity(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := filepath.Join(t.TempDir(), "base.mp3")
+	testkit.Tone(t, base, 440, time.Second, "-ac", "1")
+	audio, _ := os.ReadFile(base)
+	const n = 24
+	for i := range n {
+		// Distinct bytes after the audio make distinct contents.
+		write(t, filepath.Join(dir, fmt.Sprintf("r%02d.mp3", i)), append(append([]byte(nil), audio...), fmt.Sprintf("%016d", i)...))
+	}
+	a, err := recall.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), recall.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	done := make(chan error, 1)
+	// One worker probes the files one by one: the add lasts seconds.
+	go func() {
+		_, err := a.Add(ctx, "b", []string{dir}, recall.AddOptions{Workers: 1})
+		done <- err
+	}()
+	var seen []store.Activity
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			waiting = false
+		case <-time.After(50 * time.Millisecond):
+			rows, err := a.Activity(ctx, "b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, rows...)
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no activity was recorded while adding")
+	}
+	for _, r := range seen {
+		if r.Stage != recall.StageAdding || r.Subject != "" || r.Path != dir || r.Total < r.Done || r.Total > n || r.Bytes < 0 {
+			t.Errorf("the add's activity: %+v", r)
+		}
+	}
+	if last := seen[len(seen)-1]; last.Done == 0 && last.Bytes == 0 && len(seen) > 2 {
+		t.Errorf("the add's counts did not move: %+v", seen)
+	}
+	if rows, err := a.Store().Activity(ctx, "", time.Hour); err != nil || len(rows) != 0 {
+		t.Errorf("activity after the add: %+v, %v; want none", rows, err)
 	}
 }
