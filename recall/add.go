@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall/media"
 	"github.com/rubicon-go/rubicon/recall/recording"
 	"github.com/rubicon-go/rubicon/recall/store"
@@ -79,6 +80,13 @@ func (a *Archive) Add(ctx context.Context, batch string, paths []string, opts Ad
 	if progress == nil {
 		progress = &AddProgress{}
 	}
+	// The console shows the counts as they go.
+	act := newActivity(a.store, journal.ProcessWorker(), "add", batch)
+	act.sample = func() {
+		act.put(store.Activity{Path: paths[0], Stage: StageAdding, Done: progress.Hashed.Load(), Total: progress.Found.Load(), Bytes: progress.Bytes.Load()})
+	}
+	act.start()
+	defer act.end()
 	var mu sync.Mutex
 	record := func(f func(*AddReport)) {
 		mu.Lock()

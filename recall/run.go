@@ -207,6 +207,7 @@ type run struct {
 	refusal  string            // the provider's refusal of the key, which stopped the run
 	names    map[string]string // each content's first path, for Progress
 	others   []Other           // contents another transcriber made, not sent
+	act      *activity         // what the workers are doing, for the console
 }
 
 // Run transcribes batch: for each content not yet transcribed, it makes the
@@ -249,6 +250,14 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 	for _, c := range contents {
 		q.todo = append(q.todo, queued{sha: c.SHA256})
 	}
+	r.act = newActivity(a.store, opts.Worker, "run", batch)
+	r.act.path = func(sha string) string {
+		if paths, err := a.store.AddedPaths(context.Background(), batch, sha); err == nil && len(paths) > 0 {
+			return paths[0]
+		}
+		return ""
+	}
+	r.act.start()
 	var wg sync.WaitGroup
 	for range opts.Workers {
 		wg.Go(func() {
@@ -266,6 +275,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		})
 	}
 	wg.Wait()
+	r.act.end()
 
 	rep, err := a.runReport(context.WithoutCancel(outer), batch, who)
 	for try := 1; store.Passing(err) && try < recordTries; try++ {
@@ -459,9 +469,12 @@ func outcome(states []journal.State) string {
 	return string(recording.Done)
 }
 
-// emit tells opts.Progress of p, naming the content by its first path in
-// the batch.
+// emit keeps p as the content's activity, and tells opts.Progress of it,
+// naming the content by its first path in the batch.
 func (r *run) emit(p Progress) {
+	if r.act != nil {
+		r.act.step(p)
+	}
 	if r.opts.Progress == nil {
 		return
 	}
@@ -737,12 +750,10 @@ func (r *run) chunk(ctx context.Context, c store.Chunk) (state journal.State, re
 	// before the request starts is the request's time too.
 	sendCtx, cancelTimeout := context.WithTimeout(sendCtx, r.opts.Provider.Timeout())
 	defer cancelTimeout()
-	trace := &httptrace.ClientTrace{}
-	if r.opts.Progress != nil {
-		// Once a request is written, the wait is the provider's.
-		step.Stage = StageWaiting
-		trace.WroteRequest = func(httptrace.WroteRequestInfo) { r.emit(step) }
-	}
+	// Once a request is written, the wait is the provider's.
+	waiting := step
+	waiting.Stage = StageWaiting
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { r.emit(waiting) }}
 	if r.opts.pause != nil {
 		trace.GotConn = func(httptrace.GotConnInfo) { pause("connected") }
 	}

@@ -121,6 +121,8 @@ type summary struct {
 	Tallies  []tally
 	Bar      []segment
 	Estimate recall.Estimate
+	// Working says that runs or adds are at work on the batch now.
+	Working string
 }
 
 // summarize reads a batch's status, progress and estimate.
@@ -153,6 +155,12 @@ func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
+	act, err := u.a.Activity(r.Context(), "")
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	marks := working(act)
 	d := batchesData{Priced: u.opts.Pricing.Provider + "/" + u.opts.Pricing.Model}
 	for _, b := range bs {
 		s, _, err := u.summarize(r.Context(), b)
@@ -160,6 +168,7 @@ func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, r, err)
 			return
 		}
+		s.Working = marks[b.Name]
 		d.Batches = append(d.Batches, s)
 	}
 	console.Render(w, r, http.StatusOK, "Batches", u.tmpl, "batches", d)
@@ -186,6 +195,8 @@ type batchData struct {
 	Rows      []recordingRow
 	Cut       int // recordings not shown
 	Retried   *retried
+	// Now is what runs and adds are doing with the batch now.
+	Now []doing
 }
 
 // retried is what retry-failed --safe-only did, as its redirect says.
@@ -194,8 +205,9 @@ type retried struct{ Files, Requests, Left int }
 // maxRows bounds the recordings a batch's page lists.
 const maxRows = 500
 
-// batch shows one batch: progress per state, money, the ambiguous
-// requests, the retry button, the files that failed and the recordings.
+// batch shows one batch: what runs and adds are doing with it now,
+// progress per state, money, the ambiguous requests, the retry button,
+// the files that failed and the recordings.
 func (u *UI) batch(w http.ResponseWriter, r *http.Request) {
 	ctx, name := r.Context(), r.PathValue("name")
 	bs, err := u.s.Batches(ctx)
@@ -224,6 +236,12 @@ func (u *UI) batch(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
+	act, err := u.a.Activity(ctx, name)
+	if err != nil {
+		u.fail(w, r, err)
+		return
+	}
+	d.Now = now(act)
 	console.Render(w, r, http.StatusOK, "Batch "+name, u.tmpl, "batch", d)
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rubicon-go/rubicon/internal/browsertest"
 	"github.com/rubicon-go/rubicon/journal"
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // The tests in this file drive the console in headless Chromium, as a
@@ -130,4 +132,32 @@ func TestBrowserRefusesAnotherSite(t *testing.T) {
 	if st := x.state(t, x.refused); st != journal.NotApplied {
 		t.Fatalf("after a request from another site the request is %s", st)
 	}
+}
+
+// TestBrowserShowsWhatIsDoneNow opens the batch's page while a run
+// converts one of its recordings and an add adds files to it: the page
+// shows the conversion's progress as a bar, at the share of the audio
+// converted, and the add's counts.
+func TestBrowserShowsWhatIsDoneNow(t *testing.T) {
+	t.Parallel()
+	x := newArchive(t, archiveOptions{})
+	err := x.a.Store().RecordActivity(context.Background(), "live/run-1", store.ActivityChange{Put: []store.Activity{{Batch: batch,
+		Subject: "aaaa1111bbbb2222", Path: "/rec/long interview.mp3", Stage: string(recall.StageConverting), Done: 2_520_000, Total: 6_000_000}}})
+	if err == nil {
+		err = x.a.Store().RecordActivity(context.Background(), "live/add-1", store.ActivityChange{Put: []store.Activity{{Batch: batch,
+			Path: "/rec/new", Stage: recall.StageAdding, Done: 40, Total: 120, Bytes: 170_000_000}}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browsertest.New(t)
+	browsertest.Load(t, ctx, chromedp.Navigate(x.console.URL+"/batches/interviews"))
+	if now := text(t, ctx, "#activity"); !strings.Contains(now, "/rec/long interview.mp3") || !strings.Contains(now, "converting 42%") ||
+		!strings.Contains(now, "adding: 40 of 120 files hashed, 170.0 MB") {
+		t.Errorf("what is done now: %q", now)
+	}
+	if v := browsertest.Get(t, ctx, chromedp.Evaluate[float64](`document.querySelector("#activity progress").position`)); v < 0.41 || v > 0.43 {
+		t.Errorf("the conversion's bar stands at %.2f; want 0.42", v)
+	}
+	browsertest.Screenshot(t, ctx, "recall-batch-now")
 }

@@ -1,10 +1,11 @@
 // Package consoleui is recall-archive's part of the console: each batch
-// with its progress per state, its money estimated, held and spent against
-// its budget, its ambiguous requests and retry-failed --safe-only as a
-// button; search over every transcript with the time of each match; a
-// recording's transcript; how the console settles an ambiguous request,
-// through recall's own resolution (a transcript file attached to one that
-// was applied); and the archive's metrics.
+// with what runs and adds are doing with it now, its progress per state,
+// its money estimated, held and spent against its budget, its ambiguous
+// requests and retry-failed --safe-only as a button; search over every
+// transcript with the time of each match; a recording's transcript; how
+// the console settles an ambiguous request, through recall's own
+// resolution (a transcript file attached to one that was applied); and
+// the archive's metrics.
 package consoleui
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/rubicon-go/rubicon/journal"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
+	"github.com/rubicon-go/rubicon/recall/store"
 )
 
 // section returns the part of body from the element with id to the end
@@ -390,5 +391,70 @@ func TestTokenRequired(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+token)
 	if p := x.do(t, req); p.status != 200 || !strings.Contains(p.body, `recall_items{batch="interviews",state="ambiguous"} 2`) {
 		t.Errorf("/metrics with the token: %d", p.status)
+	}
+}
+
+// TestBatchShowsWhatIsDoneNow: the batch's page shows what runs and adds
+// recorded that they are doing with it, a conversion with its share of
+// the audio converted and an add with its counts and rate; the list marks
+// the batch at work. Rows not updated for a while, those a killed run
+// left, are not shown; without fresh rows, the section is not there.
+func TestBatchShowsWhatIsDoneNow(t *testing.T) {
+	t.Parallel()
+	x := newArchive(t, archiveOptions{})
+	ctx := context.Background()
+	s := x.a.Store()
+	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) {
+		t.Fatalf("a batch no one works on shows what is done now:\n%s", section(t, p.body, "now"))
+	}
+	put := func(worker string, rows ...store.Activity) {
+		t.Helper()
+		if err := s.RecordActivity(ctx, worker, store.ActivityChange{Put: rows}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("killed/run-1", store.Activity{Batch: batch, Subject: "dead0dead0dead0", Path: "/rec/killed.mp3", Stage: "sending", Chunk: 1, Chunks: 2})
+	x.later.Add(int64(recall.ActivityFresh + time.Second))
+	put("live/add-1", store.Activity{Batch: batch, Path: "/rec", Stage: recall.StageAdding, Total: 120, Bytes: 0})
+	put("live/run-1",
+		store.Activity{Batch: batch, Subject: "aaaa1111bbbb2222", Path: "/rec/long interview.mp3", Stage: string(recall.StageConverting), Done: 2_520_000, Total: 6_000_000},
+		store.Activity{Batch: batch, Subject: "cccc3333dddd4444", Path: "/rec/short.mp3", Stage: string(recall.StageWaiting), Chunk: 2, Chunks: 3})
+	x.later.Add(int64(2 * time.Second))
+	put("live/add-1", store.Activity{Batch: batch, Path: "/rec", Stage: recall.StageAdding, Done: 40, Total: 120, Bytes: 170_000_000})
+
+	p := x.get(t, "/batches/"+batch)
+	table := section(t, p.body, "activity")
+	for _, want := range []string{`<progress max="100" value="42">42%</progress> converting 42%`, "/rec/long interview.mp3", "aaaa1111bbbb",
+		"waiting for the answer to chunk 2 of 3", "/rec/short.mp3"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("what is done now lacks %q:\n%s", want, table)
+		}
+	}
+	// 170 MB in the 2 s of the clock, and what the test took (a busy
+	// machine may take seconds).
+	if !regexp.MustCompile(`adding: 40 of 120 files hashed, 170.0 MB at (8[0-5]|[4-7]\d)\.\d MB/s`).MatchString(table) {
+		t.Errorf("what is done now lacks the add's counts and rate:\n%s", table)
+	}
+	if strings.Contains(table, "killed.mp3") {
+		t.Errorf("a stale row is shown:\n%s", table)
+	}
+	if i, j := strings.Index(p.body, `id="now"`), strings.Index(p.body, `id="progress"`); i > j {
+		t.Error("what is done now comes after the progress")
+	}
+	row := section(t, x.get(t, "/batches").body, "batch-"+batch)
+	if !strings.Contains(row, `<strong class="working">adding files; working on 2 recordings</strong>`) {
+		t.Errorf("the list does not mark the batch at work:\n%s", row)
+	}
+
+	for _, w := range []string{"live/add-1", "live/run-1"} {
+		if err := s.EndActivity(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) {
+		t.Errorf("what is done now after every run and add ended:\n%s", section(t, p.body, "now"))
+	}
+	if row := section(t, x.get(t, "/batches").body, "batch-"+batch); strings.Contains(row, "working") {
+		t.Errorf("the list marks the batch at work after the work ended:\n%s", row)
 	}
 }

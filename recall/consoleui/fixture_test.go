@@ -83,6 +83,8 @@ type archive struct {
 	// charged is the ambiguous request the sandbox charged for, and
 	// refused the one it did not.
 	charged, refused string
+	// later moves the database's clock ahead, in nanoseconds.
+	later *atomic.Int64
 }
 
 type archiveOptions struct {
@@ -96,10 +98,10 @@ func newArchive(t testing.TB, o archiveOptions) *archive {
 	dir, _ := recordings(t)
 	ctx := context.Background()
 	var err error
-	x := &archive{}
+	x := &archive{later: new(atomic.Int64)}
 	// The database's clock: moved past the first run's leases, as when a
 	// person settles its requests later.
-	var later atomic.Int64
+	later := x.later
 	clock := func() time.Time { return time.Now().Add(time.Duration(later.Load())) }
 	if x.a, err = recall.Open(ctx, filepath.Join(t.TempDir(), "recall.db"), recall.Options{Clock: clock}); err != nil {
 		t.Fatal(err)

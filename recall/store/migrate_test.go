@@ -309,3 +309,26 @@ func putTranscriptOnce(ctx context.Context, s *Store, c Chunk, text string) erro
 			Provider: c.Provider, Model: c.Model, Cost: 1}, s.now())
 	})
 }
+
+// TestEarlierArchivesGainActivity opens an archive made before runs and
+// adds recorded what they do now (version 11): it has none, and records
+// it from then on.
+func TestEarlierArchivesGainActivity(t *testing.T) {
+	before := slices.IndexFunc(migrations(), func(m sqlstore.Migration) bool { return m.SQLite == activitySQL })
+	for _, b := range testdb.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.DSN(t)
+			s := upgrade(t, earlier(t, dsn, before, `INSERT INTO recall_batches (name, created_at) VALUES ('b', 1)`), dsn)
+			if rows, err := s.Activity(ctx, "", time.Hour); err != nil || len(rows) != 0 {
+				t.Fatalf("the upgraded archive's activity: %+v, %v; want none", rows, err)
+			}
+			if err := s.RecordActivity(ctx, "w", ActivityChange{Put: []Activity{{Batch: "b", Subject: "aa", Stage: "converting"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if rows, err := s.Activity(ctx, "b", time.Hour); err != nil || len(rows) != 1 || rows[0].Stage != "converting" {
+				t.Errorf("after a row was recorded: %+v, %v", rows, err)
+			}
+		})
+	}
+}

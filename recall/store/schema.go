@@ -328,6 +328,33 @@ ALTER TABLE recall_transcripts ADD COLUMN language TEXT NOT NULL DEFAULT '';
 `
 )
 
+// activitySQL is version 11: what each run or add is doing now, for the
+// console, which reads only the database. A row is one recording a run is
+// working on (subject, its content), or an add's counts (an empty subject); its
+// writer keeps it fresh, and deletes it when done. A killed writer's rows
+// stop being touched: readers pass over those not updated for a while,
+// and the next run deletes them. done and total measure the stage: the
+// audio converted, in microseconds, or the files hashed of those found.
+const activitySQL = `
+CREATE TABLE recall_activity (
+	worker     TEXT NOT NULL,
+	batch      TEXT NOT NULL,
+	subject    TEXT NOT NULL,
+	path       TEXT NOT NULL DEFAULT '',
+	stage      TEXT NOT NULL,
+	chunk      INTEGER NOT NULL DEFAULT 0,
+	chunks     INTEGER NOT NULL DEFAULT 0,
+	done       BIGINT NOT NULL DEFAULT 0,
+	total      BIGINT NOT NULL DEFAULT 0,
+	bytes      BIGINT NOT NULL DEFAULT 0,
+	detail     TEXT NOT NULL DEFAULT '',
+	since      BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL,
+	PRIMARY KEY (worker, batch, subject)
+);
+CREATE INDEX recall_activity_batch ON recall_activity (batch, updated_at);
+`
+
 // migrations are the archive's schema changes, for sqlstore.Open.
 func migrations() []sqlstore.Migration {
 	return []sqlstore.Migration{
@@ -341,5 +368,6 @@ func migrations() []sqlstore.Migration {
 		{Component: component, Version: 8, Name: "speakers' names; the search index by speaker", SQLite: speakersSQLite, Postgres: speakersPostgres},
 		{Component: component, Version: 9, Name: "transcripts by their settings", SQLite: settingsSQLite, Postgres: settingsPostgres},
 		{Component: component, Version: 10, Name: "the transcripts' language", SQLite: languageSQL, Postgres: languageSQL},
+		{Component: component, Version: 11, Name: "work in progress", SQLite: activitySQL, Postgres: activitySQL},
 	}
 }

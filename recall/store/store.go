@@ -1,8 +1,9 @@
 // Package store is recall-archive's storage: its own tables (batches, the
-// files in them, contents, chunks, transcripts and their search index)
-// and, in the same database, the journal of its paid requests and the
-// ledger of its batches' budgets, which it reaches only through their
-// public API. A Store holds one journal and one ledger.
+// files in them, contents, chunks, transcripts and their search index,
+// and what runs and adds are doing now) and, in the same database, the
+// journal of its paid requests and the ledger of its batches' budgets,
+// which it reaches only through their public API. A Store holds one
+// journal and one ledger.
 //
 // Every method is one transaction. Those that move a paid request on
 // change recall's rows, the journal and the ledger together: [Store.PlanChunks]

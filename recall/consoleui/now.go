@@ -1,0 +1,112 @@
+package consoleui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rubicon-go/rubicon/recall"
+	"github.com/rubicon-go/rubicon/recall/store"
+)
+
+// doing is what a run or an add is doing now, as a batch's page shows it:
+// a recording being worked on, or an add's counts.
+type doing struct {
+	store.Activity
+	// Percent is how much of the recording's audio is converted, when
+	// Converting.
+	Percent    int
+	Converting bool
+	// Text says it in words.
+	Text string
+}
+
+// now says in words what the rows of activity say.
+func now(rows []store.Activity) []doing {
+	out := make([]doing, 0, len(rows))
+	for _, r := range rows {
+		d := doing{Activity: r}
+		chunk := ""
+		if r.Chunks > 1 {
+			chunk = fmt.Sprintf(" chunk %d of %d", r.Chunk, r.Chunks)
+		}
+		switch recall.Stage(r.Stage) {
+		case recall.StageConverting:
+			d.Text = "converting"
+			if r.Total > 0 {
+				d.Converting, d.Percent = true, int(min(100, 100*r.Done/r.Total))
+				d.Text = fmt.Sprintf("converting %d%%", d.Percent)
+			}
+		case recall.StageCutting:
+			d.Text = "cutting" + chunk
+		case recall.StageSending:
+			d.Text = "sending" + chunk
+		case recall.StageWaiting:
+			d.Text = "waiting for the answer"
+			if chunk != "" {
+				d.Text += " to" + chunk
+			}
+		case recall.StageAnswered:
+			d.Text = "answered"
+			if chunk != "" {
+				d.Text = chunk[1:] + " answered"
+			}
+		case recall.StageAdding:
+			d.Text = fmt.Sprintf("adding: %d of %d file%s hashed, %s", r.Done, r.Total, plural(r.Total), size(r.Bytes))
+			if s := r.Updated.Sub(r.Since); s >= time.Second && r.Bytes > 0 {
+				d.Text += fmt.Sprintf(" at %s/s", size(int64(float64(r.Bytes)/s.Seconds())))
+			}
+		default:
+			d.Text = r.Stage + chunk
+		}
+		if r.Detail != "" {
+			d.Text += ": " + r.Detail
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// working counts, by batch, the recordings that runs work on now, and
+// marks the batches that an add is adding to.
+func working(rows []store.Activity) map[string]string {
+	recordings, adding := map[string]int{}, map[string]bool{}
+	for _, r := range rows {
+		if r.Stage == recall.StageAdding {
+			adding[r.Batch] = true
+		} else {
+			recordings[r.Batch]++
+		}
+	}
+	out := map[string]string{}
+	for b := range adding {
+		out[b] = "adding files"
+	}
+	for b, n := range recordings {
+		mark := fmt.Sprintf("working on %d recording%s", n, plural(int64(n)))
+		if out[b] != "" {
+			mark = out[b] + "; " + mark
+		}
+		out[b] = mark
+	}
+	return out
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// size writes n bytes in decimal units, as file managers do.
+func size(n int64) string {
+	for _, u := range []struct {
+		at   float64
+		unit string
+	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if float64(n) >= u.at {
+			return fmt.Sprintf("%.1f %s", float64(n)/u.at, u.unit)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
