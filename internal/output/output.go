@@ -8,6 +8,7 @@ package output
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +102,20 @@ func Plural(n int, singular string, plural ...string) string {
 		p = plural[0]
 	}
 	return strconv.Itoa(n) + " " + p
+}
+
+// Bytes is n bytes in decimal units, as file managers write them: "512
+// bytes", "1.5 kB", "2.3 GB".
+func Bytes(n int64) string {
+	for _, u := range []struct {
+		at   float64
+		unit string
+	}{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if float64(n) >= u.at {
+			return fmt.Sprintf("%.1f %s", float64(n)/u.at, u.unit)
+		}
+	}
+	return Plural(int(n), "byte")
 }
 
 // ShellQuote is s as a shell reads it back as one word: as it is when it

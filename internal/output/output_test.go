@@ -56,3 +56,11 @@ func TestOperationJSON(t *testing.T) {
 		t.Errorf("no operations: %s", b)
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 1_500_000: "1.5 MB", 2_340_000_000: "2.3 GB", 5e12: "5.0 TB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

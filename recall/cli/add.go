@@ -73,32 +73,11 @@ func showAdding(w io.Writer, p *recall.AddProgress, now func() time.Time) (stop 
 // hashed, and the bytes read with their rate.
 func addingLine(p *recall.AddProgress, elapsed time.Duration) string {
 	found, probed, hashed, bytes := p.Found.Load(), p.Probed.Load(), p.Hashed.Load(), p.Bytes.Load()
-	line := fmt.Sprintf("recall-archive: probed %d of %d %s, hashed %d: %s", probed, found, plural(found, "file", "files"), hashed, size(bytes))
+	line := fmt.Sprintf("recall-archive: probed %d of %s, hashed %d: %s", probed, output.Plural(int(found), "file"), hashed, output.Bytes(bytes))
 	if s := elapsed.Seconds(); s >= 0.5 && bytes > 0 {
-		line += fmt.Sprintf(" at %s/s", size(int64(float64(bytes)/s)))
+		line += fmt.Sprintf(" at %s/s", output.Bytes(int64(float64(bytes)/s)))
 	}
 	return line
-}
-
-// size writes n bytes in decimal units, as file managers do.
-func size(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// plural is one when n is 1, else many.
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func printAdded(w io.Writer, rep recall.AddReport) {

@@ -69,7 +69,7 @@ to be recorded are paid for, and never removed.`,
 func printCache(w io.Writer, rep recall.CacheReport) {
 	if c := rep.Cleaned; c != nil {
 		fmt.Fprintf(w, "removed %s, %s, %s: %s freed\n", output.Plural(c.Proxies, "audio proxy", "audio proxies"),
-			output.Plural(c.Locks, "stale lock file"), output.Plural(c.Partials, "partial file"), humanBytes(c.Bytes))
+			output.Plural(c.Locks, "stale lock file"), output.Plural(c.Partials, "partial file"), output.Bytes(c.Bytes))
 		switch {
 		case c.RebuildSeconds > 0 || c.Unknown > 0:
 			fmt.Fprintf(w, "to rebuild: ffmpeg converts %s of this archive's audio again when a recording is sent again; no money",
@@ -83,7 +83,7 @@ func printCache(w io.Writer, rep recall.CacheReport) {
 		}
 	}
 	fmt.Fprintf(w, "cache %s: %s in all; %s (%s), %d of them stale (%s); %s; %s waiting to be recorded (never cleaned)\n",
-		rep.Dir, humanBytes(rep.Bytes), output.Plural(rep.Proxies, "audio proxy", "audio proxies"), humanBytes(rep.ProxyBytes),
-		rep.StaleProxies, humanBytes(rep.StaleProxyBytes),
+		rep.Dir, output.Bytes(rep.Bytes), output.Plural(rep.Proxies, "audio proxy", "audio proxies"), output.Bytes(rep.ProxyBytes),
+		rep.StaleProxies, output.Bytes(rep.StaleProxyBytes),
 		output.Plural(rep.Locks, "lock file"), output.Plural(rep.Outbox, "answer"))
 }

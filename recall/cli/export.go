@@ -96,7 +96,7 @@ and a recording without one is counted, not written.`,
 					fmt.Fprintf(w, "wrote the transcripts of %s (%s) to %s\n", output.Plural(rep.Recordings, "recording"), output.Plural(len(rep.Files), "file"), out)
 					if rep.Without != nil && *rep.Without > 0 {
 						fmt.Fprintf(w, "%s of the batch without a whole transcript by %s, not written: 'recall-archive retranscribe %s --provider %s --model %s%s' makes them, priced first\n",
-							output.Plural(*rep.Without, "recording"), rep.By, shellWord(r.Args[0]), by.name, by.model, by.settingsFlags())
+							output.Plural(*rep.Without, "recording"), rep.By, output.ShellQuote(r.Args[0]), by.name, by.model, by.settingsFlags())
 					}
 				})
 			})(ctx, r)

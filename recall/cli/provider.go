@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/provider"
 	"github.com/rubicon-go/rubicon/recall/sandbox"
@@ -212,18 +213,10 @@ func (p *providerFlags) settingsFlags() string {
 	}
 	for _, f := range []struct{ name, value string }{{"language", p.language}, {"prompt", p.prompt}, {"vocabulary", p.vocabulary}} {
 		if f.value != "" {
-			fmt.Fprintf(&b, " --%s %s", f.name, shellWord(f.value))
+			fmt.Fprintf(&b, " --%s %s", f.name, output.ShellQuote(f.value))
 		}
 	}
 	return b.String()
-}
-
-// shellWord quotes s for a shell, unless it needs no quotes.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // priced is a command's work on the archive at the provider's price.

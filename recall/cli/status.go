@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rubicon-go/rubicon/internal/command"
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 )
 
@@ -42,7 +43,7 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 		}
 		fmt.Fprintf(w, "%d %s", st.Items[s], s)
 	}
-	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), humanBytes(st.Bytes))
+	fmt.Fprintf(w, "\n  content: %d distinct, %s of audio, %s\n", st.Contents, st.Duration.Round(time.Second), output.Bytes(st.Bytes))
 	fmt.Fprintf(w, "  transcription: %d done, %d ambiguous, %d failed, %d refused by budget, %d waiting",
 		st.Transcription["done"], st.Transcription["ambiguous"], st.Transcription["failed"], st.Transcription["refused_by_budget"],
 		st.Transcription["waiting"])
@@ -67,17 +68,4 @@ func printStatus(w io.Writer, st recall.Status, est recall.Estimate, pf *provide
 		budget, est.Cost.Decimal(6), est.RemainingCost.Decimal(6), pf.name, pf.model, m.Spent.Decimal(6), m.Held.Decimal(6), m.HeldAmbiguous.Decimal(6))
 	printProviders(w, m)
 	printProblems(w, st.Problems)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rubicon-go/rubicon/internal/output"
 	"github.com/rubicon-go/rubicon/recall"
 	"github.com/rubicon-go/rubicon/recall/store"
 )
@@ -51,9 +52,9 @@ func now(rows []store.Activity) []doing {
 				d.Text = chunk[1:] + " answered"
 			}
 		case recall.StageAdding:
-			d.Text = fmt.Sprintf("adding: %d of %d file%s hashed, %s", r.Done, r.Total, plural(r.Total), size(r.Bytes))
+			d.Text = fmt.Sprintf("adding: %d of %s hashed, %s", r.Done, output.Plural(int(r.Total), "file"), output.Bytes(r.Bytes))
 			if s := r.Updated.Sub(r.Since); s >= time.Second && r.Bytes > 0 {
-				d.Text += fmt.Sprintf(" at %s/s", size(int64(float64(r.Bytes)/s.Seconds())))
+				d.Text += fmt.Sprintf(" at %s/s", output.Bytes(int64(float64(r.Bytes)/s.Seconds())))
 			}
 		default:
 			d.Text = r.Stage + chunk
@@ -82,31 +83,11 @@ func working(rows []store.Activity) map[string]string {
 		out[b] = "adding files"
 	}
 	for b, n := range recordings {
-		mark := fmt.Sprintf("working on %d recording%s", n, plural(int64(n)))
+		mark := "working on " + output.Plural(n, "recording")
 		if out[b] != "" {
 			mark = out[b] + "; " + mark
 		}
 		out[b] = mark
 	}
 	return out
-}
-
-func plural(n int64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// size writes n bytes in decimal units, as file managers do.
-func size(n int64) string {
-	for _, u := range []struct {
-		at   float64
-		unit string
-	}{{1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
-		if float64(n) >= u.at {
-			return fmt.Sprintf("%.1f %s", float64(n)/u.at, u.unit)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
