@@ -435,6 +435,11 @@ func TestBatchShowsWhatIsDoneNow(t *testing.T) {
 	if !regexp.MustCompile(`adding: 40 of 120 files hashed, 170.0 MB at (8[0-5]|[4-7]\d)\.\d MB/s`).MatchString(table) {
 		t.Errorf("what is done now lacks the add's counts and rate:\n%s", table)
 	}
+	// The add has been at work for the 2 s of the clock, and what the
+	// test took.
+	if !regexp.MustCompile(`MB/s</td>\s*<td class="when" title="since [^"]+">[2-4]s</td>`).MatchString(table) {
+		t.Errorf("what is done now lacks how long the add has been at work:\n%s", table)
+	}
 	if strings.Contains(table, "killed.mp3") {
 		t.Errorf("a stale row is shown:\n%s", table)
 	}

@@ -19,13 +19,16 @@ type doing struct {
 	Converting bool
 	// Text says it in words.
 	Text string
+	// For is how long the subject has been worked on, by the store's
+	// clock, as of its last record.
+	For time.Duration
 }
 
 // now says in words what the rows of activity say.
 func now(rows []store.Activity) []doing {
 	out := make([]doing, 0, len(rows))
 	for _, r := range rows {
-		d := doing{Activity: r}
+		d := doing{Activity: r, For: r.Updated.Sub(r.Since).Round(time.Second)}
 		chunk := ""
 		if r.Chunks > 1 {
 			chunk = fmt.Sprintf(" chunk %d of %d", r.Chunk, r.Chunks)
