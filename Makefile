@@ -35,7 +35,7 @@ test-main:
 	$(GO) test -race -p $(TESTP) -timeout 30m -skip '$(PRISMTEST)' ./...
 
 test-prism:
-	$(GO) test -run '$(PRISMTEST)' ./toolgate
+	$(GO) test -timeout 30m -run '$(PRISMTEST)' ./toolgate
 
 test-bench:
 	cd bench && $(GO) test -race ./...
