@@ -32,6 +32,10 @@ func (u *UI) Pages() []console.Page {
 	}
 }
 
+// refreshEvery is how often a batch's page is read again while runs or
+// adds work on it.
+const refreshEvery = 10 * time.Second
+
 // stateInfo is how the pages name a recording's progress.
 type stateInfo struct {
 	State recording.Progress
@@ -242,6 +246,11 @@ func (u *UI) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Now = now(act)
+	if len(d.Now) > 0 {
+		// The pages run no script: while work goes on, the browser reads
+		// the page again by itself.
+		w.Header().Set("Refresh", strconv.Itoa(int(refreshEvery/time.Second)))
+	}
 	console.Render(w, r, http.StatusOK, "Batch "+name, u.tmpl, "batch", d)
 }
 

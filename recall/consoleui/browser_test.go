@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -160,4 +161,14 @@ func TestBrowserShowsWhatIsDoneNow(t *testing.T) {
 		t.Errorf("the conversion's bar stands at %.2f; want 0.42", v)
 	}
 	browsertest.Screenshot(t, ctx, "recall-batch-now")
+	// Chromium reads the page again by itself, as the Refresh header asks:
+	// a mark left on this page's window is gone from the next.
+	browsertest.Get(t, ctx, chromedp.Evaluate[bool](`window.readAgain = true`))
+	deadline := time.Now().Add(45 * time.Second)
+	for browsertest.Get(t, ctx, chromedp.Evaluate[bool](`window.readAgain === true`)) {
+		if time.Now().After(deadline) {
+			t.Fatal("the batch's page was not read again while work goes on")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

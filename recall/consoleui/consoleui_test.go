@@ -404,8 +404,8 @@ func TestBatchShowsWhatIsDoneNow(t *testing.T) {
 	x := newArchive(t, archiveOptions{})
 	ctx := context.Background()
 	s := x.a.Store()
-	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) {
-		t.Fatalf("a batch no one works on shows what is done now:\n%s", section(t, p.body, "now"))
+	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) || p.refresh != "" {
+		t.Fatalf("a batch no one works on shows what is done now, or is read again (Refresh %q):\n%s", p.refresh, section(t, p.body, "now"))
 	}
 	put := func(worker string, rows ...store.Activity) {
 		t.Helper()
@@ -423,6 +423,9 @@ func TestBatchShowsWhatIsDoneNow(t *testing.T) {
 	put("live/add-1", store.Activity{Batch: batch, Path: "/rec", Stage: recall.StageAdding, Done: 40, Total: 120, Bytes: 170_000_000})
 
 	p := x.get(t, "/batches/"+batch)
+	if p.refresh != "10" {
+		t.Errorf("a batch at work is not read again every 10 s: Refresh %q", p.refresh)
+	}
 	table := section(t, p.body, "activity")
 	for _, want := range []string{`<progress max="100" value="42">42%</progress> converting 42%`, "/rec/long interview.mp3", "aaaa1111bbbb",
 		"waiting for the answer to chunk 2 of 3", "/rec/short.mp3"} {
@@ -456,8 +459,8 @@ func TestBatchShowsWhatIsDoneNow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) {
-		t.Errorf("what is done now after every run and add ended:\n%s", section(t, p.body, "now"))
+	if p := x.get(t, "/batches/"+batch); strings.Contains(p.body, `id="now"`) || p.refresh != "" {
+		t.Errorf("what is done now after every run and add ended (Refresh %q):\n%s", p.refresh, section(t, p.body, "now"))
 	}
 	if row := section(t, x.get(t, "/batches").body, "batch-"+batch); strings.Contains(row, "working") {
 		t.Errorf("the list marks the batch at work after the work ended:\n%s", row)

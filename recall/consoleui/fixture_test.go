@@ -195,6 +195,9 @@ type page struct {
 	status   int
 	location string
 	body     string
+	// refresh is the Refresh header: the seconds after which a browser
+	// reads the page again.
+	refresh string
 }
 
 // get asks the console as a browser would.
@@ -241,5 +244,5 @@ func (x *archive) do(t testing.TB, req *http.Request) page {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return page{resp.StatusCode, resp.Header.Get("Location"), string(b)}
+	return page{resp.StatusCode, resp.Header.Get("Location"), string(b), resp.Header.Get("Refresh")}
 }
