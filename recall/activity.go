@@ -41,7 +41,7 @@ type activity struct {
 	worker string
 	batch  string
 	// path names a subject's row, looked up by the writer, off the
-	// workers' way.
+	// workers' way; the run caches what it looks up.
 	path func(subject string) string
 	// sample, if set, is called before each write: for counts that the
 	// workers keep elsewhere.
@@ -51,10 +51,9 @@ type activity struct {
 	rows  map[string]store.Activity // the latest of each subject at work
 	dirty map[string]bool           // subjects changed since written, or finished
 
-	// The writer's own: subjects with a row in the store, and their
-	// paths; tried, once it tried to write a row.
+	// The writer's own: subjects with a row in the store; tried, once it
+	// tried to write a row.
 	written map[string]bool
-	paths   map[string]string
 	tried   bool
 
 	stop, done chan struct{}
@@ -64,7 +63,7 @@ type activity struct {
 // worker, not yet started.
 func newActivity(s *store.Store, worker, kind, batch string) *activity {
 	return &activity{s: s, batch: batch, worker: fmt.Sprintf("%s/%s-%d", worker, kind, activitySeq.Add(1)),
-		rows: map[string]store.Activity{}, dirty: map[string]bool{}, written: map[string]bool{}, paths: map[string]string{},
+		rows: map[string]store.Activity{}, dirty: map[string]bool{}, written: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
@@ -182,12 +181,7 @@ func (a *activity) write(touch bool) bool {
 	}
 	for i, row := range change.Put {
 		if row.Path == "" && a.path != nil {
-			p, ok := a.paths[row.Subject]
-			if !ok {
-				p = a.path(row.Subject)
-				a.paths[row.Subject] = p
-			}
-			change.Put[i].Path = p
+			change.Put[i].Path = a.path(row.Subject)
 		}
 	}
 	a.tried = true
@@ -212,7 +206,6 @@ func (a *activity) write(touch bool) bool {
 	}
 	for _, k := range change.Gone {
 		delete(a.written, k.Subject)
-		delete(a.paths, k.Subject)
 	}
 	return true
 }

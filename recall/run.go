@@ -251,12 +251,7 @@ func (a *Archive) Run(ctx context.Context, batch string, opts RunOptions) (RunRe
 		q.todo = append(q.todo, queued{sha: c.SHA256})
 	}
 	r.act = newActivity(a.store, opts.Worker, "run", batch)
-	r.act.path = func(sha string) string {
-		if paths, err := a.store.AddedPaths(context.Background(), batch, sha); err == nil && len(paths) > 0 {
-			return paths[0]
-		}
-		return ""
-	}
+	r.act.path = r.firstPath
 	r.act.start()
 	var wg sync.WaitGroup
 	for range opts.Workers {
@@ -478,20 +473,34 @@ func (r *run) emit(p Progress) {
 	if r.opts.Progress == nil {
 		return
 	}
+	p.Path = r.name(p.SHA256)
+	r.opts.Progress(p)
+}
+
+// name is the content's first path in the batch, for messages and
+// progress, or its hash when it has none.
+func (r *run) name(sha string) string {
+	if p := r.firstPath(sha); p != "" {
+		return p
+	}
+	return sha
+}
+
+// firstPath returns the content's first path in the batch, looked up
+// once; "" when it has none.
+func (r *run) firstPath(sha string) string {
 	r.mu.Lock()
-	name, ok := r.names[p.SHA256]
+	name, ok := r.names[sha]
 	r.mu.Unlock()
 	if !ok {
-		name = p.SHA256
-		if paths, err := r.a.store.AddedPaths(context.Background(), r.batch, p.SHA256); err == nil && len(paths) > 0 {
+		if paths, err := r.a.store.AddedPaths(context.Background(), r.batch, sha); err == nil && len(paths) > 0 {
 			name = paths[0]
 		}
 		r.mu.Lock()
-		r.names[p.SHA256] = name
+		r.names[sha] = name
 		r.mu.Unlock()
 	}
-	p.Path = name
-	r.opts.Progress(p)
+	return name
 }
 
 // storeError is a failure of the database while planning a content, told
@@ -996,14 +1005,6 @@ func (r *run) alreadyRecorded(k kept) bool {
 		return false
 	}
 	return op.Attempts == k.Report.Attempt
-}
-
-// name is a content's first path in the batch, for messages.
-func (r *run) name(sha string) string {
-	if paths, err := r.a.store.Paths(context.Background(), r.batch, sha); err == nil && len(paths) > 0 {
-		return paths[0]
-	}
-	return sha
 }
 
 // price is the cost of a request of d, as the provider bills it, with
