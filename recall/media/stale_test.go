@@ -76,8 +76,9 @@ func TestStoppedWriterIsNamedAndTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A signal stops its process once the process is scheduled to take
-	// it, which on a loaded machine is not at once: wait until it shows.
-	for deadline := time.Now().Add(10 * time.Second); !stoppedProcess(writer.Process.Pid); time.Sleep(10 * time.Millisecond) {
+	// it, which on a loaded machine is not at once (a thread in a disk
+	// wait takes it only after): wait until it shows.
+	for deadline := time.Now().Add(30 * time.Second); !stoppedProcess(writer.Process.Pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the writer never showed as stopped after SIGSTOP")
 		}
