@@ -49,7 +49,8 @@ func TestStoppedWriterIsNamedAndTakenOver(t *testing.T) {
 	src := source(t, 2*time.Second)
 	dst := filepath.Join(t.TempDir(), "p.mp3")
 	slow := filepath.Join(t.TempDir(), "ffmpeg")
-	if err := os.WriteFile(slow, []byte("#!/bin/sh\ncase \"$*\" in *-version*) exec ffmpeg \"$@\";; esac\nsleep 600\n"), 0o755); err != nil {
+	// It marks that it runs: the writer is then past starting it.
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\ncase \"$*\" in *-version*) exec ffmpeg \"$@\";; esac\n: > \"$0.started\"\nsleep 600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writer := exec.Command(os.Args[0], "-test.run=^$")
@@ -65,22 +66,26 @@ func TestStoppedWriterIsNamedAndTakenOver(t *testing.T) {
 	}()
 	pid := strconv.Itoa(writer.Process.Pid)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if b, _ := os.ReadFile(dst + ".lock"); strings.Contains(string(b), `"pid":`+pid) {
+		b, _ := os.ReadFile(dst + ".lock")
+		if _, err := os.Stat(slow + ".started"); err == nil && strings.Contains(string(b), `"pid":`+pid) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the writer never took the proxy's lock")
+			t.Fatal("the writer never took the proxy's lock and started its ffmpeg")
 		}
 	}
+	// Stopped while it starts a process, the writer would wait for the
+	// stopped child to exec, in a disk wait, and never show as stopped:
+	// it is stopped once its ffmpeg runs.
 	if err := syscall.Kill(-writer.Process.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	// A signal stops its process once the process is scheduled to take
-	// it, which on a loaded machine is not at once (a thread in a disk
-	// wait takes it only after): wait until it shows.
-	for deadline := time.Now().Add(30 * time.Second); !stoppedProcess(writer.Process.Pid); time.Sleep(10 * time.Millisecond) {
+	// it, which on a loaded machine is not at once: wait until it shows.
+	for deadline := time.Now().Add(10 * time.Second); !stoppedProcess(writer.Process.Pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the writer never showed as stopped after SIGSTOP")
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			t.Fatalf("the writer never showed as stopped after SIGSTOP: /proc/%s/stat says %s", pid, stat)
 		}
 	}
 
